@@ -135,16 +135,22 @@ pub fn mlp_ntk(
 /// What the papers read off a kernel: its extreme eigenvalues (f64, the host eigensolver),
 /// `kappa = lambda_max / lambda_min` (`None` when the kernel is numerically singular:
 /// `lambda_min <= n eps lambda_max`, with its rank), the one [`spectrum::Summary`], read
-/// through this type (`c.kappa`, `c.rank`); and the smallest pairwise angle. Serialized
-/// flat: `lambda_min`, `lambda_max`, `kappa`, `rank`, `singular`, `min_grad_angle_deg`,
-/// `min_grad_angle_pair`.
+/// through this type (`c.kappa`, `c.rank`); and the smallest pairwise angle where the
+/// kernel's precision resolves it ([`angles::Resolution`]). Serialized flat: `lambda_min`,
+/// `lambda_max`, `kappa`, `rank`, `singular`, `min_grad_angle_deg`, `min_grad_angle_pair`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conditioning {
     #[serde(flatten)]
     pub spectrum: spectrum::Summary,
-    /// `min_{i<j} arccos(K_ij / sqrt(K_ii K_jj))` in degrees, and its pair.
+    /// `min_{i<j} arccos(K_ij / sqrt(K_ii K_jj))` in degrees, and its pair; `None` where
+    /// the kernel's precision does not resolve it (`min_grad_angle_unresolved` says why).
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
+    /// The pair of the smallest angle and why its angle is not resolved, where it is not:
+    /// nearer 0 degrees than the kernel's correlation resolves (hundred-and-thirty-seventh
+    /// hostile round, D2: an f32 tracked kernel's angle read 0.0, then 6.7 times its value).
+    #[serde(skip)]
+    pub min_grad_angle_unresolved: Option<([usize; 2], angles::Unresolved)>,
 }
 
 impl std::ops::Deref for Conditioning {
@@ -156,15 +162,14 @@ impl std::ops::Deref for Conditioning {
 
 impl Conditioning {
     /// The conditioning of `k`, formed in `precision` (whose unit roundoff sets the
-    /// singularity threshold).
+    /// singularity threshold and, one ulp of the correlation, the angle's resolution).
     pub fn of(k: &Kernel, precision: Precision) -> crate::Result<Self> {
-        let spectrum = spectrum::spectrum(k, precision.epsilon())?.summary();
-        let angle = angles::min_angle(k);
-        Ok(Self {
-            spectrum,
-            min_grad_angle_deg: angle.map(|a| a.deg),
-            min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
-        })
+        Self::of_network(
+            k,
+            angles::Resolution::new(precision, 1),
+            OutputMode::Sum,
+            None,
+        )
     }
 
     /// [`Conditioning::of`] a kernel formed with output mode `mode`: with
@@ -173,12 +178,35 @@ impl Conditioning {
     /// (twenty-third hostile round, N8: ntk-train's `ntk.csv` took the minimum over pairs of
     /// one sample's outputs).
     pub fn of_mode(k: &Kernel, precision: Precision, mode: OutputMode) -> crate::Result<Self> {
-        let mut c = Self::of(k, precision)?;
-        if mode == OutputMode::Full {
-            c.min_grad_angle_deg = None;
-            c.min_grad_angle_pair = None;
-        }
-        Ok(c)
+        Self::of_network(k, angles::Resolution::new(precision, 1), mode, None)
+    }
+
+    /// [`Conditioning::of_mode`] of a network's kernel whose angles are held to
+    /// `resolution` (its precision and the layers the network's rounding passes through),
+    /// with its inputs `rows` (row-major `n x d`), where two equal inputs are at 0 exactly.
+    pub fn of_network(
+        k: &Kernel,
+        resolution: angles::Resolution,
+        mode: OutputMode,
+        rows: Option<(&[f64], usize)>,
+    ) -> crate::Result<Self> {
+        let spectrum = spectrum::spectrum(k, resolution.precision.epsilon())?.summary();
+        let angle = match (mode, rows) {
+            (OutputMode::Full, _) => None,
+            (_, Some((x, d))) => angles::min_angle_of_rows(k, x, d),
+            (_, None) => angles::min_angle(k),
+        };
+        let (angle, unresolved) = match angle.map(|a| resolution.min_angle(a, rows)) {
+            Some(Ok(a)) => (Some(a), None),
+            Some(Err((a, why))) => (None, Some(([a.i, a.j], why))),
+            None => (None, None),
+        };
+        Ok(Self {
+            spectrum,
+            min_grad_angle_deg: angle.map(|a| a.deg),
+            min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
+            min_grad_angle_unresolved: unresolved,
+        })
     }
 }
 

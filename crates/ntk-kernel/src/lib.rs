@@ -21,6 +21,7 @@ pub mod angles;
 pub mod api;
 pub mod batch_norm;
 pub mod compute;
+pub mod embedding;
 pub mod error;
 pub mod extreme;
 pub mod host;

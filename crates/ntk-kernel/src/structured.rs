@@ -408,23 +408,6 @@ fn full(f: &Factors, k: usize) -> Kernel {
     kernel
 }
 
-/// The embedding Gram matrices `A_l A_l^T` (l = 0..L) on the host, for the angles.
-pub fn embedding_grams(mlp: &Mlp, x: Tensor<2>) -> Vec<Kernel> {
-    let trace = mlp.forward_trace(x);
-    trace
-        .inputs
-        .iter()
-        .map(|a| {
-            let n = a.dims()[0];
-            let g = a.clone().matmul(a.clone().transpose());
-            Kernel {
-                size: n,
-                data: g.try_into_vec_as().expect("reading a Gram matrix"),
-            }
-        })
-        .collect()
-}
-
 /// The device a model lives on (its first weight's).
 pub fn model_device(mlp: &Mlp) -> Device {
     mlp.layers[0].weight.val().device()

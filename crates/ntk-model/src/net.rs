@@ -33,6 +33,17 @@ impl Net {
         }
     }
 
+    /// The layers a sample's rounding errors pass through, for the rule of how finely a
+    /// kernel resolves an angle (`ntk_kernel::angles::Resolution`): an MLP's L + 1
+    /// linear maps, a ResNet's depth `6n + 2`, an ONNX graph's parameter tensors.
+    pub fn rounding_depth(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.depth() + 1,
+            Self::ResNet(r) => r.config().depth,
+            Self::Onnx(o) => o.params.len().max(1),
+        }
+    }
+
     /// The values of one input row: an MLP's `input_dim`, a ResNet's `C * S * S`.
     pub fn input_dim(&self) -> usize {
         match self {

@@ -28,7 +28,7 @@ pub enum OnnxError {
     },
     /// A node whose operator this interpreter does not run.
     #[error(
-        "{path}: node '{node}' uses the operator {op}, which is not supported; supported: {}",
+        "{path}: {node} uses the operator {op}, which is not supported; supported: {}",
         supported.join(", "),
         path = .path.shown()
     )]
@@ -37,18 +37,19 @@ pub enum OnnxError {
         path: PathBuf,
         /// The operator (`Softmax`, `LSTM`, ...), as the file names it.
         op: String,
-        /// The node's name in the file (its first output's name when it has none).
+        /// How the message names the node ([`crate::ops::node_label`]).
         node: String,
         /// The operators that are supported.
         supported: Vec<&'static str>,
     },
     /// A supported operator used in a way this interpreter does not run (an attribute
     /// value, a rank, an input that must be a constant and is not).
-    #[error("{path}: node '{node}' ({op}): {reason}", path = .path.shown())]
+    #[error("{path}: {node} ({op}): {reason}", path = .path.shown())]
     Node {
         /// The file.
         path: PathBuf,
-        /// The node's name as onnx-ir names it (`conv2d1`, `linear2`, ...).
+        /// How the message names the node: as the file does ([`crate::ops::node_label`]),
+        /// or as onnx-ir numbers it where its nodes are not the file's one for one.
         node: String,
         /// Its operator.
         op: String,
@@ -67,20 +68,20 @@ pub enum OnnxError {
     /// A node that training cannot run as the file means it (the graph is exported in
     /// evaluation mode): `BatchNormalization` (running statistics only), `Dropout` (the
     /// identity). `ntk-probe onnx` measures such a file; `ntk-train` refuses it.
-    #[error("{path}: node '{node}' ({op}) cannot be trained: {why}", path = .path.shown())]
+    #[error("{path}: {node} ({op}) cannot be trained: {why}", path = .path.shown())]
     NotTrainable {
         /// The file.
         path: PathBuf,
         /// Its operator.
         op: String,
-        /// The node's name in the file.
+        /// How the message names the node ([`crate::ops::node_label`]).
         node: String,
         /// Why, and what to do.
         why: &'static str,
     },
     /// A weight or constant of the file that is not a finite number.
     #[error(
-        "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value} at flat index \
+        "{path}: the tensor '{tensor}' (an input of {node}) holds {value} at flat index \
          {index}: a network's weights and constants must be finite numbers",
         path = .path.shown()
     )]
@@ -100,7 +101,7 @@ pub enum OnnxError {
     /// the network runs in (a double initializer at 1e300 made f32): it would be infinite
     /// there, the network not the file's.
     #[error(
-        "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value:e} at flat \
+        "{path}: the tensor '{tensor}' (an input of {node}) holds {value:e} at flat \
          index {index}, beyond the range of {dtype} (the run's precision), where it would be \
          infinite: run in f64 (probe.precision or train.precision = \"f64\"), or give the \
          network at a scale {dtype} holds",

@@ -86,7 +86,7 @@ pub struct Program {
 pub struct FileNode {
     /// `op_type` (`Gemm`, `BatchNormalization`, ...).
     pub op: String,
-    /// The node's name in the file.
+    /// How messages name it ([`ops::node_label`]).
     pub name: String,
 }
 
@@ -162,6 +162,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
             t.name
         )));
     }
+    check_defined_once(path, &model)?;
     ops::check_supported(path, &model)?;
     let nodes: Vec<FileNode> = model
         .graph
@@ -169,7 +170,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
         .iter()
         .map(|n| FileNode {
             op: n.op_type.clone(),
-            name: ops::node_name(n),
+            name: ops::node_label(n),
         })
         .collect();
     let bytes = with_onnx_defaults(&model, bytes).map_err(parse_err)?;
@@ -235,7 +236,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
     for node in kept {
         let name = match paired {
             true => file_nodes[steps.len()].name.clone(),
-            false => format!("{}, as onnx-ir numbers the nodes", node.name()),
+            false => format!("node '{}' (as onnx-ir numbers the nodes)", node.name()),
         };
         let buffers: &[usize] = match node {
             Node::BatchNormalization(_) => &[3, 4],
@@ -253,7 +254,21 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
             name,
         });
     }
-    let (input, sample_dims) = interface_input(path, &graph.inputs)?;
+    // Graph inputs with an initializer, which onnx-ir reads as constants.
+    let initialized: HashSet<&str> = model
+        .graph
+        .initializer
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    let defaulted: Vec<&str> = model
+        .graph
+        .input
+        .iter()
+        .map(|i| i.name.as_str())
+        .filter(|n| initialized.contains(n))
+        .collect();
+    let (input, sample_dims) = interface_input(path, &graph.inputs, &defaulted)?;
     let output = match graph.outputs.as_slice() {
         [o] => o.name.clone(),
         outs => {
@@ -373,15 +388,70 @@ fn check_parameters_reach(
     })
 }
 
+/// Refuses a value defined twice: a node's output named like an initializer, a graph input
+/// or another node's output (hundred-and-thirty-seventh hostile round, N1: an initializer
+/// `h` beside a node writing `h` was dropped unsaid, `Relu(h) -> h` ran, and two nodes
+/// writing `a` were called "not topologically sorted"). A graph input with an initializer is
+/// an input with a default (ONNX IR 4 and later), not a second definition.
+fn check_defined_once(path: &Path, model: &ModelProto) -> Result<()> {
+    let graph = &model.graph;
+    let mut defined: HashMap<&str, String> = HashMap::new();
+    for i in &graph.input {
+        defined.insert(i.name.as_str(), "the graph input".into());
+    }
+    for t in &graph.initializer {
+        defined
+            .entry(t.name.as_str())
+            .or_insert_with(|| "an initializer".into());
+    }
+    for node in &graph.node {
+        for out in node.output.iter().filter(|o| !o.is_empty()) {
+            let here = format!("the output of {}", ops::node_label(node));
+            if let Some(first) = defined.get(out.as_str()) {
+                return Err(OnnxError::Parse {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "the value '{out}' is defined twice, as {first} and as {here}: an ONNX \
+                         graph names each value once (onnx.checker refuses it: \"Duplicate \
+                         definition of name\"), and which is meant cannot be told"
+                    ),
+                });
+            }
+            defined.insert(out.as_str(), here);
+        }
+    }
+    Ok(())
+}
+
 /// The graph's one run-time input: its name and per-sample dimensions (all known).
-fn interface_input(path: &Path, inputs: &[Argument]) -> Result<(String, Vec<usize>)> {
+/// `defaulted`: the file's graph inputs that have an initializer (a default value, read as
+/// a constant), said where the count is not one (hundred-and-thirty-seventh hostile round,
+/// N2: an input `x` with an initializer `x` was "the graph has 0 inputs").
+fn interface_input(
+    path: &Path,
+    inputs: &[Argument],
+    defaulted: &[&str],
+) -> Result<(String, Vec<usize>)> {
     let err = |reason: String| OnnxError::Interface {
         path: path.to_path_buf(),
         reason,
     };
     let [input] = inputs else {
+        let with = match defaulted {
+            [] => String::new(),
+            names => format!(
+                " without an initializer ({} {} one, a default value, and is read as a \
+                 constant: export the model without an initializer for its input)",
+                names
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if names.len() == 1 { "has" } else { "have" }
+            ),
+        };
         return Err(err(format!(
-            "the graph has {} inputs; one (a batch of samples) is supported",
+            "the graph has {} inputs{with}; one (a batch of samples) is supported",
             inputs.len()
         )));
     };

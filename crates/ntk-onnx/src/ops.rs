@@ -66,18 +66,22 @@ pub fn check_supported(path: &Path, model: &ModelProto) -> Result<()> {
         return Err(OnnxError::Unsupported {
             path: path.to_path_buf(),
             op,
-            node: node_name(node),
+            node: node_label(node),
             supported: SUPPORTED.to_vec(),
         });
     }
     Ok(())
 }
 
-/// A node's name as the file gives it, or its first output's name when it has none.
-pub fn node_name(node: &NodeProto) -> String {
+/// How messages name a node: `node '/0/Gemm'`, by its name in the file, or for a node
+/// without one, by the value it writes: `the unnamed Gemm node writing 'y'`
+/// (hundred-and-thirty-seventh hostile round, N3: "node 'y'" sent the user looking for a
+/// node the file does not have; `y` is the graph's output).
+pub fn node_label(node: &NodeProto) -> String {
     if node.name.is_empty() {
-        node.output.first().cloned().unwrap_or_default()
+        let out = node.output.first().map_or("", String::as_str);
+        format!("the unnamed {} node writing '{out}'", node.op_type)
     } else {
-        node.name.clone()
+        format!("node '{}'", node.name)
     }
 }

@@ -390,6 +390,11 @@ pub fn run(
         OutputMode::Full => None,
         _ => ntk_kernel::angles::min_angle_of_rows(&kernel, &inputs.x, inputs.d),
     };
+    // Held to the rule of `ntk-probe run`'s angles: null, with a note, where the kernel's
+    // precision does not resolve it (hundred-and-thirty-seventh hostile round, D1).
+    let terms = model.params.len();
+    let resolution = ntk_kernel::angles::Resolution::new(precision, terms);
+    let (angle, angle_note, _) = crate::run::resolved_min(angle, inputs, resolution);
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
     let mut result = OnnxSummary {
         onnx: cfg.onnx.file.clone(),
@@ -405,7 +410,10 @@ pub fn run(
         lambda_max: summary.lambda_max,
         kappa: summary.kappa,
         rank: summary.rank,
-        note: decided.note,
+        note: [decided.note, angle_note]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| format!("{a}; {b}")),
         measured_error: decided.measured_error,
         kappa_low: decided.interval.map(|i| i.0),
         kappa_high: decided.interval.and_then(|i| i.1),

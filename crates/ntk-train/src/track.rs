@@ -109,13 +109,16 @@ pub fn measure(
     {
         return Err(underflow(epoch, probe, (sample, value), precision, why));
     }
+    // The smallest angle is held to the rule of the probe's angles: empty where the
+    // kernel's precision does not resolve it (hundred-and-thirty-seventh hostile round, D2).
+    let resolution = ntk_kernel::angles::Resolution::new(compute.precision, model.rounding_depth());
+    let rows = Some((probe.x.as_slice(), probe.d));
     let conditioning =
-        ntk_kernel::api::Conditioning::of_mode(&result.kernel, compute.precision, output).map_err(
-            |e| crate::Error::Ntk {
+        ntk_kernel::api::Conditioning::of_network(&result.kernel, resolution, output, rows)
+            .map_err(|e| crate::Error::Ntk {
                 epoch,
                 source: Box::new(e.into()),
-            },
-        )?;
+            })?;
     Ok(NtkRow::of(
         epoch,
         probe.n,

@@ -4,6 +4,7 @@
 //! and the library's promise to a crate of its own.
 
 mod common;
+mod embedding_angles;
 mod extreme;
 mod host_cache;
 mod library_example;

@@ -14,7 +14,10 @@ fn an_unsupported_operator_names_itself_its_node_and_the_supported_list() {
     let OnnxError::Unsupported { op, node, .. } = &err else {
         panic!("expected Unsupported, got {err:?}");
     };
-    assert_eq!((op.as_str(), node.as_str()), ("Softmax", "head/Softmax"));
+    assert_eq!(
+        (op.as_str(), node.as_str()),
+        ("Softmax", "node 'head/Softmax'")
+    );
     let text = err.to_string();
     for part in [
         "unsupported_softmax.onnx",
@@ -266,4 +269,88 @@ fn weights_in_an_external_data_file_are_refused_saying_how_to_save_them() {
         assert!(text.contains(part), "{text}");
     }
     assert!(!text.contains("base_path"), "{text}");
+}
+
+/// `mlp_relu.onnx` (nodes `/0/Gemm`, `/1/Relu`, `/2/Gemm`; initializers `0.weight`,
+/// `0.bias`, `2.weight`, `2.bias`) edited by `edit` and loaded in f64: the error's text.
+fn load_edited(name: &str, edit: impl FnOnce(&mut onnx_ir::GraphProto)) -> String {
+    use onnx_ir::Message;
+    let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+    let bytes = std::fs::read(fixtures().join("mlp_relu.onnx")).unwrap();
+    let mut model = onnx_ir::ModelProto::parse_from_bytes(&bytes).unwrap();
+    edit(model.graph.mut_or_insert_default());
+    let path = tempfile_dir().join(name);
+    std::fs::write(&path, model.write_to_bytes().unwrap()).unwrap();
+    OnnxModel::load(&path, &compute.device, DType::F64)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+}
+
+/// A value defined twice is refused naming both definitions (hundred-and-thirty-seventh
+/// hostile round, N1): an initializer named like a node's output (it was dropped, unsaid),
+/// a node writing its own input (`Relu(h) -> h` ran), two nodes writing one value (called
+/// "not topologically sorted").
+#[test]
+fn a_value_defined_twice_is_refused_naming_both() {
+    let first_out = |g: &onnx_ir::GraphProto| g.node[0].output[0].clone();
+    let text = load_edited("init_twice.onnx", |m| {
+        let out = first_out(m);
+        let mut t = m.initializer[1].clone();
+        t.name = out;
+        m.initializer.push(t);
+    });
+    assert!(
+        text.contains("is defined twice, as an initializer and as the output of node '/0/Gemm'"),
+        "{text}"
+    );
+    let text = load_edited("relu_in_place.onnx", |m| {
+        let input = m.node[1].input[0].clone();
+        m.node[1].output[0] = input.clone();
+        m.node[2].input[0] = input;
+    });
+    assert!(
+        text.contains("as the output of node '/0/Gemm' and as the output of node '/1/Relu'"),
+        "{text}"
+    );
+    let text = load_edited("two_writers.onnx", |m| {
+        let out = first_out(m);
+        m.node[1].output[0] = out;
+    });
+    assert!(text.contains("is defined twice"), "{text}");
+    assert!(text.contains("Duplicate definition of name"), "{text}");
+}
+
+/// A graph input with an initializer (a default value, which onnx-ir reads as a constant)
+/// is named as such, where the file was "the graph has 0 inputs" (hundred-and-thirty-seventh
+/// hostile round, N2).
+#[test]
+fn an_input_with_an_initializer_is_named() {
+    let text = load_edited("input_default.onnx", |m| {
+        let input = m.input[0].name.clone();
+        let mut t = m.initializer[0].clone();
+        t.name = input;
+        m.initializer.push(t);
+    });
+    assert!(
+        text.contains("the graph has 0 inputs without an initializer (")
+            && text.contains("has one, a default value, and is read as a constant"),
+        "{text}"
+    );
+}
+
+/// A node without a name is named by its operator and the value it writes, not as "node
+/// 'y'" (hundred-and-thirty-seventh hostile round, N3).
+#[test]
+fn an_unnamed_node_is_named_by_what_it_writes() {
+    let text = load_edited("unnamed_softmax.onnx", |m| {
+        m.node[1].name = String::new();
+        m.node[1].op_type = "Softmax".into();
+    });
+    let out = "the unnamed Softmax node writing '";
+    assert!(
+        text.contains(out) && text.contains("uses the operator Softmax"),
+        "{text}"
+    );
+    assert!(!text.contains("node '/1/"), "{text}");
 }

@@ -132,9 +132,11 @@ pub(crate) fn print_table(s: &Summary) {
             println!("  lambda_max          {:.6e} {over}", s.lambda_max);
             match s.kappa {
                 Some(k) => println!("  kappa               {k:.6e} {over}"),
+                // The least rank is any block's, not the singular one's (hundred-and-
+                // thirty-sixth hostile round, second review, N1): blocks.csv says which.
                 None => println!(
-                    "  kappa               inf (a block is singular: the least block rank is \
-                     {})",
+                    "  kappa               inf (a block is singular, blocks.csv says which; \
+                     the least rank of any block is {})",
                     s.rank
                 ),
             }
@@ -159,20 +161,28 @@ pub(crate) fn print_table(s: &Summary) {
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
         println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
     }
-    if let Some(t) = &s.embedding_min_angle_deg {
-        let v: Vec<String> = t.iter().map(|v| format!("{v:.3}")).collect();
-        println!("  min theta_l (deg)   {}", v.join(" "));
+    if let Some([i, j]) = s.min_grad_angle_unresolved {
+        println!("  min grad angle      null: not resolved (samples {i}, {j}; see the note)");
     }
-    // An undefined angle (a zero vector of the pair; the note says so) reads "undefined".
-    if let Some(t) = &s.pair_embedding_angles_deg {
+    // An angle that is null (a zero vector of the pair, or one below its layer's rounding;
+    // the note says which) reads "null".
+    let angles = |t: &[f64]| {
         let v: Vec<String> = t
             .iter()
             .map(|v| match v.is_nan() {
-                true => "undefined".to_string(),
+                true => "null".to_string(),
+                // Small angles keep their digits (0.003 read for 0.0031).
+                false if *v != 0.0 && v.abs() < 0.1 => format!("{v:.3e}"),
                 false => format!("{v:.3}"),
             })
             .collect();
-        println!("  pair theta_l (deg)  {}", v.join(" "));
+        v.join(" ")
+    };
+    if let Some(t) = &s.embedding_min_angle_deg {
+        println!("  min theta_l (deg)   {}", angles(t));
+    }
+    if let Some(t) = &s.pair_embedding_angles_deg {
+        println!("  pair theta_l (deg)  {}", angles(t));
     }
     if let Some(p) = s.pair_grad_angle_deg {
         match p.is_nan() {

@@ -208,6 +208,10 @@ impl Measured {
                      singular kernel's rank a lower bound; no ntk.npy",
                 )
             };
+        // Held to the rule of the other routes' angles: the tiles are f64 on either side.
+        let resolution = angles::Resolution::new(Precision::F64, net.rounding_depth());
+        let (min, min_note, min_unresolved) =
+            super::reported::resolved_min(min, inputs, resolution);
         Ok(Self {
             eigen: Eigen::Tiled,
             spec: e.summary(),
@@ -219,7 +223,8 @@ impl Measured {
                 pair_embedding: None,
                 pair_grad: None,
                 pair_grad_note: None,
-                min_note: None,
+                min_note,
+                min_unresolved,
             },
             route: (Method::Structured, engine),
             kernel_seconds,

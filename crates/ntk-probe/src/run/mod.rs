@@ -19,7 +19,6 @@ use ntk_kernel::angles::{self, MinAngle};
 use ntk_kernel::batch_norm::BnStatistics;
 use ntk_kernel::compute::{KernelResult, Route, to_tensor};
 use ntk_kernel::host;
-use ntk_kernel::structured;
 use ntk_model::NetSpec;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
@@ -47,6 +46,7 @@ use memory::{tiled_group_rows, tiled_plan};
 pub use ntk_kernel::host::Reuse;
 pub use outputs::{write_arrays, write_outputs};
 use reported::Angles;
+pub(crate) use reported::resolved_min;
 
 /// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
 /// singular (`singular = true`, see [`ntk_numerics::spectrum`]); the same for `gram_kappa`.
@@ -65,12 +65,20 @@ pub struct Summary {
     pub eigen: Eigen,
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
+    /// The pair of the smallest gradient angle where `min_grad_angle_deg` is null because
+    /// the kernel does not resolve it (the note says why; hundred-and-thirty-seventh hostile
+    /// round, D1); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_grad_angle_unresolved: Option<[usize; 2]>,
     pub gram_kappa: Option<f64>,
     pub gram_singular: bool,
     pub gram_rank: usize,
-    /// Minimum embedding angle theta_l over the set, l = 0..L (with `embedding_angles`).
+    /// Minimum embedding angle theta_l over the set, l = 0..L (with `embedding_angles`);
+    /// NaN (`null`) where there is none ([`degrees`]).
+    #[serde(default, deserialize_with = "angles_or_null")]
     pub embedding_min_angle_deg: Option<Vec<f64>>,
     /// theta_0..theta_L of `pair` (with `pair`).
+    #[serde(default, deserialize_with = "angles_or_null")]
     pub pair_embedding_angles_deg: Option<Vec<f64>>,
     pub pair_grad_angle_deg: Option<f64>,
     pub n: usize,
@@ -1012,7 +1020,6 @@ fn summarize_from(
     // A pair's angle is undefined where one of its vectors is zero (a zero input, or a layer
     // with every unit off for a sample): said, where it read "NaN" on the terminal and null
     // in summary.json without a word (twelfth hostile round).
-    let undefined = |v: f64| v.is_nan();
     let pair_note = cfg
         .probe
         .pair
@@ -1021,9 +1028,8 @@ fn summarize_from(
                 .pair_embedding
                 .iter()
                 .flatten()
-                .copied()
-                .any(undefined)
-                || angles.pair_grad.is_some_and(undefined)
+                .any(|a| *a == ntk_kernel::embedding::EmbeddingAngle::Undefined)
+                || angles.pair_grad.is_some_and(f64::is_nan)
         })
         .map(|[i, j]| {
             format!(
@@ -1041,12 +1047,30 @@ fn summarize_from(
             (Some(note), Some(interval))
         });
     let interval = interval.or(blocks_interval);
+    // Embedding angles below their layer outputs' rounding are null, and said
+    // (hundred-and-thirty-seventh hostile round, D1).
+    let precision = match cfg.probe.method {
+        Method::Theory => Precision::F64,
+        _ => compute.precision,
+    };
+    let unresolved = |what: &str, theta: &Option<Vec<_>>| {
+        theta
+            .as_deref()
+            .and_then(|t| reported::unresolved_embedding_note(what, t, precision))
+    };
+    let embedding_min_note = unresolved("embedding_min_angle_deg", &angles.embedding_min);
+    let pair_embedding_note = cfg
+        .probe
+        .pair
+        .and_then(|[i, j]| unresolved(&format!("probe.pair = [{i}, {j}]"), &angles.pair_embedding));
     let note = [
         facts.note,
         note,
         pair_note,
         angles.pair_grad_note,
         angles.min_note,
+        embedding_min_note,
+        pair_embedding_note,
         blocks_note,
     ]
     .into_iter()
@@ -1061,11 +1085,12 @@ fn summarize_from(
         eigen,
         min_grad_angle_deg: angles.min.map(|a| a.deg),
         min_grad_angle_pair: angles.min.map(|a| [a.i, a.j]),
+        min_grad_angle_unresolved: angles.min_unresolved,
         gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
         gram_singular: gram_spec.singular,
         gram_rank: gram_spec.rank,
-        embedding_min_angle_deg: angles.embedding_min,
-        pair_embedding_angles_deg: angles.pair_embedding,
+        embedding_min_angle_deg: degrees(angles.embedding_min),
+        pair_embedding_angles_deg: degrees(angles.pair_embedding),
         pair_grad_angle_deg: angles.pair_grad,
         n: inputs.n,
         input_dim: inputs.d,
@@ -1110,6 +1135,21 @@ fn summarize_from(
 
 /// The kernel of `net` on `inputs` as the probe's config asks for it (its method, output
 /// and BatchNorm statistics): the whole set's, a block's, or a block's second evaluation.
+/// A list of angles as `summary.json` holds it, read back: `null` (a NaN written) as NaN,
+/// where serde refused a `null` for an f64 and the summary could not be read (a sweep's
+/// collect, `--resume`).
+fn angles_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<f64>>, D::Error> {
+    use serde::Deserialize;
+    let v: Option<Vec<Option<f64>>> = Option::deserialize(d)?;
+    Ok(v.map(|v| v.into_iter().map(|a| a.unwrap_or(f64::NAN)).collect()))
+}
+
+/// Embedding angles as `summary.json` holds them: degrees, NaN (`null`) where there is no
+/// angle (undefined, or not resolved; the notes say which).
+fn degrees(theta: Option<Vec<ntk_kernel::embedding::EmbeddingAngle>>) -> Option<Vec<f64>> {
+    theta.map(|t| t.into_iter().map(|a| a.deg_or_nan()).collect())
+}
+
 fn probe_kernel(
     cfg: &ProbeConfig,
     net: &Net,

@@ -2,20 +2,24 @@
 //! and the layer embedding angles of `probe.embedding_angles` and `probe.pair`.
 
 use super::*;
+use ntk_kernel::embedding::{self, EmbeddingAngle};
 
 /// The angles a probe reports: the minimum model-gradient angle over the set, and with
 /// `probe.embedding_angles` / `probe.pair` the layer embedding angles (MLPs only).
 pub(super) struct Angles {
     pub(super) min: Option<MinAngle>,
-    pub(super) embedding_min: Option<Vec<f64>>,
-    pub(super) pair_embedding: Option<Vec<f64>>,
+    pub(super) embedding_min: Option<Vec<EmbeddingAngle>>,
+    pub(super) pair_embedding: Option<Vec<EmbeddingAngle>>,
     pub(super) pair_grad: Option<f64>,
     /// Why `pair_grad` is null though the kernel gave a number: an angle nearer 0 or 180
     /// degrees than the kernel's correlation resolves ([`resolved_pair_angle`]).
     pub(super) pair_grad_note: Option<String>,
-    /// Why `min` is null though the kernel gave a number: a theory run's smallest angle
-    /// that the rule of a pair's angle does not resolve.
+    /// Why `min` is null though the kernel gave a number: a smallest angle that the kernel's
+    /// precision does not resolve ([`resolved_min`]), or a theory run's that the rule of a
+    /// pair's angle does not.
     pub(super) min_note: Option<String>,
+    /// The pair of the smallest angle where `min` is null by that rule.
+    pub(super) min_unresolved: Option<[usize; 2]>,
 }
 
 impl Angles {
@@ -30,9 +34,7 @@ impl Angles {
     ) -> crate::Result<Self> {
         let (pair_embedding, pair_grad) = match cfg.probe.pair {
             Some([i, j]) => {
-                let two = inputs.select(&[i, j]);
-                let grams = embedding_grams(cfg, mlp_only(net)?, &two, compute)?;
-                let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
+                let theta = pair_embedding_angles(cfg, mlp_only(net)?, (inputs, [i, j]), compute)?;
                 let full = cfg.probe.output == OutputMode::Full;
                 let grad = if full {
                     None
@@ -53,6 +55,7 @@ impl Angles {
         Ok(Self {
             min: None,
             min_note: None,
+            min_unresolved: None,
             embedding_min: None,
             pair_embedding,
             pair_grad,
@@ -70,17 +73,13 @@ impl Angles {
         let full = cfg.probe.output == OutputMode::Full;
         let mlp = || mlp_only(net);
         let embedding_min = if cfg.probe.embedding_angles {
-            let grams = embedding_grams(cfg, mlp()?, inputs, compute)?;
-            let min = |g: &Kernel| angles::min_angle(g).map_or(f64::NAN, |a| a.deg);
-            Some(grams.iter().map(min).collect())
+            Some(min_embedding_angles(cfg, mlp()?, inputs, compute)?)
         } else {
             None
         };
         let (pair_embedding, pair_grad) = match cfg.probe.pair {
             Some([i, j]) => {
-                let two = inputs.select(&[i, j]);
-                let grams = embedding_grams(cfg, mlp()?, &two, compute)?;
-                let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
+                let theta = pair_embedding_angles(cfg, mlp()?, (inputs, [i, j]), compute)?;
                 let grad = (!full).then(|| {
                     resolved_pair_angle(cfg, (inputs, [i, j]), compute, net, (kernel, [i, j]))
                 });
@@ -101,9 +100,11 @@ impl Angles {
         // (hundred-and-seventh hostile round, D1: the kernel's arccos was written, 0.0 for
         // inputs 1e-6 degrees apart, 5.5e-7 degrees off near 180).
         let mut min_note = None;
-        if cfg.probe.method == Method::Theory
-            && let Some(m) = min
-        {
+        let mut min_unresolved = None;
+        if cfg.probe.method != Method::Theory {
+            (min, min_note, min_unresolved) =
+                resolved_min(min, inputs, resolution(cfg, compute, net));
+        } else if let Some(m) = min {
             let d = inputs.d;
             let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
             match theory_pair_angle(net, row(m.i), row(m.j)) {
@@ -112,6 +113,7 @@ impl Angles {
                 }
                 Some(Err(why)) => {
                     min = None;
+                    min_unresolved = Some([m.i, m.j]);
                     min_note = Some(format!(
                         "min_grad_angle_deg is null: the smallest angle's pair (samples {}, \
                          {}) is {why}, as `ntk-probe theory` refuses it",
@@ -124,6 +126,7 @@ impl Angles {
         Ok(Self {
             min,
             min_note,
+            min_unresolved,
             embedding_min,
             pair_embedding,
             pair_grad,
@@ -164,8 +167,9 @@ fn resolved_pair_angle(
     if xi == xj {
         return (Some(0.0), None);
     }
-    let theory = cfg.probe.method == Method::Theory;
-    if theory && let Some(answer) = theory_pair_angle(net, xi, xj) {
+    if cfg.probe.method == Method::Theory
+        && let Some(answer) = theory_pair_angle(net, xi, xj)
+    {
         return match answer {
             Ok(angle) if angle.is_finite() => (Some(angle), None),
             Ok(_) => (Some(phi), None),
@@ -178,42 +182,51 @@ fn resolved_pair_angle(
             ),
         };
     }
-    let c = kernel.get(a, b) / (kernel.get(a, a).sqrt() * kernel.get(b, b).sqrt());
-    let gap = 1.0 - c.abs();
-    let layers = match net {
-        Net::Mlp(m) => m.depth() + 1,
-        _ => 1,
-    } as f64;
-    let eps = match (theory, compute.precision) {
-        (false, Precision::F32) => f64::from(f32::EPSILON),
-        _ => f64::EPSILON,
-    };
-    // A correlation that rounds to 1 is at most half an ulp from it: the bound at the
-    // smallest gap it may hide (hundred-and-seventh hostile round, N4: "known to about inf
-    // degrees").
-    let error = (layers * eps / (2.0 * gap.max(eps / 2.0)).sqrt()).to_degrees();
-    let distance = phi.min(180.0 - phi);
-    if error < distance {
-        return (Some(phi), None);
+    match resolution(cfg, compute, net).angle_deg(kernel, a, b) {
+        Ok(phi) => (Some(phi), None),
+        Err(why) => (
+            None,
+            Some(format!(
+                "probe.pair = [{i}, {j}]: the gradient angle is null: it is {why}"
+            )),
+        ),
     }
-    // The end the angle is near, from the angle (hundred-and-sixth hostile round, D1: the
-    // sign of the correlation named the wrong one).
-    let near = if phi < 90.0 { "0" } else { "180" };
-    let sign = if c > 0.0 { "" } else { "-" };
-    let known = if gap > 0.0 {
-        format!("within {gap:.1e} of {sign}1")
-    } else {
-        format!("{sign}1 in {}", compute.precision)
+}
+
+/// How finely the kernel of a network's run resolves its angles near 0 and 180 degrees
+/// ([`angles::Resolution`]): ulps of the run's precision (f64 for a theory run) times the
+/// layers its rounding passes through ([`Net::rounding_depth`]).
+pub(super) fn resolution(cfg: &ProbeConfig, compute: &Compute, net: &Net) -> angles::Resolution {
+    let precision = match cfg.probe.method {
+        Method::Theory => Precision::F64,
+        _ => compute.precision,
     };
-    let at_best = if gap > 0.0 { "" } else { " at best" };
-    (
-        None,
-        Some(format!(
-            "probe.pair = [{i}, {j}]: the gradient angle is null: it is too near {near} degrees \
-             for the kernel's correlation ({known}) to resolve it, known to about {error:.1e} \
-             degrees{at_best}, more than its distance from {near}"
-        )),
-    )
+    angles::Resolution::new(precision, net.rounding_depth())
+}
+
+/// The smallest gradient angle `min` of a network's kernel where the kernel resolves it
+/// ([`resolution`]), else null and why (hundred-and-thirty-seventh hostile round, D1: an f32
+/// kernel's smallest angle read 0.0 for inputs 0.003 degrees apart, beside a pair angle of
+/// the same samples called unresolved). Equal inputs are 0 exactly.
+pub(crate) fn resolved_min(
+    min: Option<MinAngle>,
+    inputs: &Inputs,
+    resolution: angles::Resolution,
+) -> (Option<MinAngle>, Option<String>, Option<[usize; 2]>) {
+    let Some(m) = min else {
+        return (None, None, None);
+    };
+    match resolution.min_angle(m, Some((&inputs.x, inputs.d))) {
+        Ok(m) => (Some(m), None, None),
+        Err((m, why)) => (
+            None,
+            Some(format!(
+                "min_grad_angle_deg is null: the smallest angle's pair (samples {}, {}) is {why}",
+                m.i, m.j
+            )),
+            Some([m.i, m.j]),
+        ),
+    }
 }
 
 /// The infinite-width gradient angle of the rows `x` and `y` under `net`'s own scaling, by
@@ -234,22 +247,75 @@ fn theory_pair_angle(
     ))
 }
 
-/// The layer embedding Gram matrices `l = 0..=L` whose angles are the embedding angles
-/// theta_l: the network's own (`a_l(x_i).a_l(x_j)` of the seeded or given weights), or,
-/// with `probe.method = "theory"`, the infinite-width recursion's `S_l` under the network's
-/// convention, so that a theory run reports the theory's angles throughout, free of the
-/// weights' seed and of the width (the `official` convention with an activation that is
-/// not homogeneous, whose recursion depends on the width, is refused by
-/// [`ntk_kernel::theory::Scaling::of`]).
-fn embedding_grams(
+/// The smallest embedding angle `theta_l` over the set at each layer `l = 0..=L`: of the
+/// network's own layer outputs ([`ntk_kernel::embedding::min_angles`]: each angle from its
+/// two vectors, unresolved below the outputs' rounding), or with `probe.method = "theory"`
+/// of the infinite-width recursion's layer Gram matrices ([`theory_grams`]).
+fn min_embedding_angles(
     cfg: &ProbeConfig,
     mlp: &Mlp,
     inputs: &Inputs,
     compute: &Compute,
-) -> crate::Result<Vec<Kernel>> {
-    if cfg.probe.method != Method::Theory {
-        return Ok(structured::embedding_grams(mlp, to_tensor(inputs, compute)));
+) -> crate::Result<Vec<EmbeddingAngle>> {
+    if cfg.probe.method == Method::Theory {
+        // theta_0 is the inputs' own, as the network's is: the recursion's layers follow.
+        let grams = theory_grams(mlp, inputs)?;
+        let min = |g: &Kernel| {
+            angles::min_angle(g).map_or(EmbeddingAngle::Undefined, |a| gram_angle(a.deg))
+        };
+        let first = embedding::min_input_angle_deg(&inputs.x, inputs.d);
+        return Ok(std::iter::once(first)
+            .chain(grams.iter().skip(1).map(min))
+            .collect());
     }
+    let x = to_tensor(inputs, compute);
+    let rows = (inputs.x.as_slice(), inputs.d);
+    Ok(embedding::min_angles(mlp, x, rows, compute.precision))
+}
+
+/// `theta_0 .. theta_L` of the pair of samples `i`, `j`, formed as
+/// [`min_embedding_angles`] forms each layer's.
+fn pair_embedding_angles(
+    cfg: &ProbeConfig,
+    mlp: &Mlp,
+    (inputs, [i, j]): (&Inputs, [usize; 2]),
+    compute: &Compute,
+) -> crate::Result<Vec<EmbeddingAngle>> {
+    let two = inputs.select(&[i, j]);
+    let d = inputs.d;
+    let row = |k: usize| &inputs.x[k * d..(k + 1) * d];
+    if cfg.probe.method == Method::Theory {
+        let grams = theory_grams(mlp, &two)?;
+        let first = embedding::input_angle_deg(row(i), row(j));
+        let rest = grams
+            .iter()
+            .skip(1)
+            .map(|g| gram_angle(angles::angle_deg(g, 0, 1)));
+        return Ok(std::iter::once(first).chain(rest).collect());
+    }
+    let x = to_tensor(&two, compute);
+    Ok(embedding::pair_angles(
+        mlp,
+        x,
+        (row(i), row(j)),
+        compute.precision,
+    ))
+}
+
+/// An angle of the theory's Gram matrices: undefined where not finite (a zero vector).
+fn gram_angle(deg: f64) -> EmbeddingAngle {
+    match deg.is_finite() {
+        true => EmbeddingAngle::Deg(deg),
+        false => EmbeddingAngle::Undefined,
+    }
+}
+
+/// The infinite-width recursion's layer Gram matrices `S_l` (`l = 0..=L`) under the
+/// network's convention, so that a theory run reports the theory's angles throughout, free
+/// of the weights' seed and of the width (the `official` convention with an activation that
+/// is not homogeneous, whose recursion depends on the width, is refused by
+/// [`ntk_kernel::theory::Scaling::of`]).
+fn theory_grams(mlp: &Mlp, inputs: &Inputs) -> crate::Result<Vec<Kernel>> {
     let scaling =
         ntk_kernel::theory::Scaling::of(mlp.config()).map_err(|reason| Error::Config {
             key: "probe.method",
@@ -266,4 +332,29 @@ fn embedding_grams(
         &|_| {},
     );
     Ok(grams)
+}
+
+/// The notes of embedding angles that are null: not resolved (nearer 0 or 180 degrees than
+/// the layer outputs' rounding, [`ntk_kernel::embedding::error_rad`]), naming the layers.
+pub(super) fn unresolved_embedding_note(
+    what: &str,
+    theta: &[EmbeddingAngle],
+    precision: Precision,
+) -> Option<String> {
+    let layers: Vec<(usize, f64)> = theta
+        .iter()
+        .enumerate()
+        .filter_map(|(l, a)| match a {
+            EmbeddingAngle::Unresolved { error_deg } => Some((l, *error_deg)),
+            _ => None,
+        })
+        .collect();
+    let &(last, largest) = layers.last()?;
+    let names: Vec<String> = layers.iter().map(|(l, _)| l.to_string()).collect();
+    Some(format!(
+        "{what}: theta_l is null at layer {}: nearer 0 or 180 degrees than the layer \
+         outputs, computed in {precision}, resolve (about {largest:.1e} degrees at layer \
+         {last}, sqrt(l fan-in) / 2 ulps)",
+        names.join(", ")
+    ))
 }

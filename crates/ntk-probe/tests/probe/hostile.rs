@@ -1708,7 +1708,7 @@ fn collect_names_what_it_leaves_out() {
     collect.extend(["--config".into(), cfg.clone().into()]);
     let said = String::from_utf8_lossy(&run(&collect).stderr).into_owned();
     assert!(
-        said.contains("1 of the config's 2 points have no result") && said.contains("depth   2"),
+        said.contains("1 of the config's 2 points has no result") && said.contains("depth   2"),
         "{said}"
     );
 }

@@ -2,6 +2,7 @@
 //! command line, hostile input, block protocols, sweeps, ResNets and the extreme route as
 //! the command line takes it. The NTK itself is tested in ntk-kernel (`tests/kernel`).
 
+mod angles;
 mod blocks;
 mod common;
 mod extreme_cli;

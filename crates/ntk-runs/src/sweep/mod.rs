@@ -1137,8 +1137,9 @@ fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
     if missing.is_empty() {
         return;
     }
+    let have = if missing.len() == 1 { "has" } else { "have" };
     eprintln!(
-        "warning: {} of the config's {} points have no result; the tables hold the others:",
+        "warning: {} of the config's {} points {have} no result; the tables hold the others:",
         missing.len(),
         planned.len()
     );

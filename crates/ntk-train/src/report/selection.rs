@@ -137,7 +137,15 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
         .filter(|(_, lrs)| **lrs == grid)
         .map(|(s, _)| *s)
         .find(|s| !chose_nothing(*s));
+    // A choice waits for the runs it reads: one not ended (running, interrupted, failed)
+    // would have been passed over, and another rate chosen without a word
+    // (hundred-and-thirty-seventh hostile round, N1: a run's summary.json removed moved
+    // best.csv's rate from 2.0 to 0.5). `left_out` says why the configuration has no row.
+    let unended = |r: &RunRecord| !r.finished() && !r.diverged();
     let Some(seed) = selection_seed else {
+        if runs.iter().any(|r| unended(r)) {
+            return None;
+        }
         return pooled(runs).map(|lr| Choice {
             lr,
             selection: Selection::Pooled,
@@ -147,6 +155,9 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
             at_grid_edge: false,
         });
     };
+    if runs.iter().filter(|r| r.seed == seed).any(|r| unended(r)) {
+        return None;
+    }
     let (lr, loss) = runs
         .iter()
         .filter(|r| r.seed == seed)
