@@ -73,7 +73,7 @@ while read -r e log merge || [ -n "$e" ]; do
     fi
     listed["$real"]=$lineno
     case "$log/$merge" in log/mixed|log/-|-/mixed|-/-) ;;
-        *) echo "error: $list: line '$e $log $merge': columns 2-3 must be log|- and mixed|-" >&2; exit 2 ;;
+        *) echo "error: $list: line $lineno ('$e $log $merge'): columns 2-3 must be log|- and mixed|-" >&2; exit 2 ;;
     esac
     names+=("$e") logs+=("$log") merges+=("$merge")
 done < "$list"

@@ -256,8 +256,19 @@ while IFS='|' read -r name config dirs _ || [ -n "$name" ]; do
     # `read -a` drops a trailing empty field: `e1,` is an empty name too (ninety-seventh
     # hostile round, N2: it was accepted where `e1, ` was refused).
     [[ "$(trim "$dirs")" != *, ]] || listed+=("")
+    # Each experiment once on a line, by its resolved path (hundred-and-thirty-fifth hostile
+    # round, second review, N2: `e3,./e3` exported the runs twice; collect.sh refuses it).
+    declare -A once=()
     for d in "${listed[@]}"; do
         d="$(trim "$d")"
+        if [ -n "$d" ]; then
+            resolved="$(realpath -m -- "$d")"
+            if [ -n "${once[$resolved]:-}" ]; then
+                echo "seeds: $queue: line '$name': the experiment directory '$d' is listed already on this line (as '${once[$resolved]}'); nothing trained" >&2
+                exit 2
+            fi
+            once["$resolved"]="$d"
+        fi
         if [ -z "$d" ]; then
             echo "seeds: $queue: line '$name': an empty name in the experiment directory list '$(trim "$dirs")'; nothing trained" >&2
             exit 2

@@ -643,6 +643,11 @@ struct TextGuard<R> {
     /// are read as spaces).
     quote: Quote,
     line_hashed: bool,
+    /// Whether the current line's fields hold a `"`, and a byte other than quotes and
+    /// spaces: a line of one quoted empty field (`""`, `" "`) is a row the reader reads as
+    /// a blank line ([`TextGuard::row_problem`]).
+    line_quote: bool,
+    line_text: bool,
     /// The current line's bytes (the first [`COMMENT_KEPT`]) where it starts with `#`, which
     /// the CSV reader skips as a comment: to tell a row that opens with a spreadsheet's
     /// error value from a comment ([`row_not_comment`]).
@@ -719,6 +724,16 @@ impl<R> TextGuard<R> {
 
     /// Why the line just ended is a row, not the comment the CSV reader takes it for.
     fn row_problem(&mut self) -> Option<String> {
+        // One quoted empty field: the reader takes it for a blank line and skips it
+        // (hundred-and-thirty-sixth hostile round, N1: `""` and `" "` lines went without a
+        // word, where `"",""` is refused).
+        if self.comment.is_none() && self.line_quote && !self.line_text && self.line_commas == 0 {
+            return Some(
+                "field 1 (counted from 1): a quoted empty field is not a number (a blank line \
+                 holds no quotes)"
+                    .into(),
+            );
+        }
         let Some(line) = self.comment.take() else {
             // The first line of fields sets the file's width.
             // (A blank line, of LF or CRLF, has opened a run of such lines by now.)
@@ -770,6 +785,8 @@ impl<R: Read> Read for TextGuard<R> {
                         self.line_commas = 0;
                         self.quote = Quote::Out(true);
                         self.line_hashed = false;
+                        self.line_quote = false;
+                        self.line_text = false;
                         continue;
                     }
                 }
@@ -808,6 +825,13 @@ impl<R: Read> Read for TextGuard<R> {
                             *slot = b' ';
                         }
                     } else {
+                        match b {
+                            b'"' => self.line_quote = true,
+                            b' ' | b'\t' | b'\r' => {}
+                            // A `#` outside quotes opens the comment: no field's text.
+                            b'#' if !matches!(self.quote, Quote::In) => {}
+                            _ => self.line_text = true,
+                        }
                         self.quote = match (self.quote, b) {
                             (Quote::Out(true), b'"') | (Quote::Closing, b'"') => Quote::In,
                             (Quote::In, b'"') => Quote::Closing,
@@ -879,6 +903,8 @@ fn parse_csv(
         line_commas: 0,
         quote: Quote::Out(true),
         line_hashed: false,
+        line_quote: false,
+        line_text: false,
         comment: None,
         mark: 0,
         width: None,
@@ -1523,6 +1549,40 @@ mod tests {
             };
             (values, rows, cols)
         })
+    }
+
+    /// A line of one quoted empty field (`""`, `" "`, with a comment, as the last line, in a
+    /// file of one column) is refused at its line as the row it is, where the reader took it
+    /// for a blank line and skipped it (hundred-and-thirty-sixth hostile round, N1); blank
+    /// lines of LF and CRLF, and quoted numbers, are read as before.
+    #[test]
+    fn a_quoted_empty_field_is_a_row_not_a_blank_line() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        let parse = |text: &str| parse_kept(path, text.as_bytes(), &io);
+        for (text, line) in [
+            ("a,b\n1,2\n\"\"\n3,4\n", 3),
+            ("a,b\n1,2\n\" \"\n3,4\n", 3),
+            ("a,b\n1,2\n\"\" # c\n3,4\n", 3),
+            ("1,2\n3,4\n\"\"", 3),
+            ("1\n\"\"\n2\n", 2),
+            ("1\r\n\"\"\r\n2\r\n", 2),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("line {line}")) && e.contains("a quoted empty field"),
+                "{text:?}: {e}"
+            );
+        }
+        for (text, values) in [
+            ("1,2\n\n3,4\n", vec![1.0, 2.0, 3.0, 4.0]),
+            ("1,2\r\n\r\n3,4\r\n", vec![1.0, 2.0, 3.0, 4.0]),
+            ("\"1\",\"2\"\n\"3\",4\n", vec![1.0, 2.0, 3.0, 4.0]),
+            ("\"a\",\"b\"\n1,2\n", vec![1.0, 2.0]),
+        ] {
+            let (v, _, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(v, values, "{text:?}");
+        }
     }
 
     /// A NUL byte in a numeric CSV is refused naming the file, its line and where it stands,

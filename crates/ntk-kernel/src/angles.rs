@@ -87,60 +87,100 @@ pub fn with_equal_rows_at_0(
     min
 }
 
-/// How finely a kernel formed in `precision` resolves an angle near 0 or 180 degrees: an
-/// angle formed as `arccos(c)` of a correlation `c` within `1 - |c|` of 1 has an error of
-/// about `u / sqrt(2 (1 - |c|))` radians for an error `u` of the correlation, here `terms`
-/// ulps of the precision (`terms` = L + 1 for an MLP of L hidden layers, the kernel's sum
-/// of per-layer terms; an estimate, as its sums have more terms). An angle is resolved where
-/// that error is below its distance from 0 and 180 degrees (at least one significant
-/// digit). The rule `pair_grad_angle_deg` and `min_grad_angle_deg` follow (hundred-and-
-/// thirty-seventh hostile round, D1, D2: an f32 kernel's smallest angle read 0.0, then 6.7
-/// times its value, for inputs 0.003 degrees apart).
+/// How finely a kernel resolves an angle near 0 or 180 degrees. Two roundings move it:
+/// - the kernel's products, in `products`: the correlation `c = K_ij / sqrt(K_ii K_jj)` is
+///   known to `u = terms` ulps of that precision, so the angle formed as `arccos(c)` lies
+///   between the angles of `1 - |c| - u` and `1 - |c| + u` (about `u / sqrt(2 (1 - |c|))`
+///   radians either way, and anywhere from 0 where `u` exceeds `1 - |c|`);
+/// - the gradients, in `gradients`: each rounded by `terms` ulps relative, which turns them
+///   by about that many radians (the whole error where the products are formed in f64 from
+///   f32 gradients, the autodiff route's, which keeps angles far below `sqrt(eps_f32)`).
+///
+/// `terms` is the layers the rounding passes through (L + 1 for an MLP of L hidden layers, a
+/// ResNet's depth; an estimate, as each layer's sums have more terms). An angle is resolved
+/// where its interval's half-width is at most [`RESOLVED`] of it (one significant digit, held
+/// firmly). The rule `pair_grad_angle_deg` and `min_grad_angle_deg` follow on every route.
+/// Hundred-and-thirty-seventh hostile round, D1, D2: an f32 kernel's smallest angle read
+/// 0.0, then 6.7 times its value, for inputs 0.003 degrees apart; hundred-and-thirty-eighth,
+/// D1: the first rule, an error estimate below the angle, wrote 0.0291 degrees for 0.0026
+/// (its estimate is no bound where the rounding reaches the gap), and D2: it nulled the
+/// autodiff route's angles, resolved to 2e-4 of themselves, as if their products were f32.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Resolution {
+    /// The precision of the kernel's products (the correlation's rounding).
     pub precision: Precision,
-    /// The ulps of the correlation's error (at least 1).
+    /// The precision of the gradients (their own rounding).
+    pub gradients: Precision,
+    /// The ulps of each rounding (at least 1).
     pub terms: usize,
 }
 
+/// The largest half-width of a resolved angle's interval, relative to the angle.
+pub const RESOLVED: f64 = 0.1;
+
 impl Resolution {
-    /// The rule for a kernel formed in `precision` as a sum of `terms` layers' terms.
+    /// The rule for a kernel whose gradients and products are both in `precision` (the
+    /// structured and host routes), through `terms` layers.
     pub fn new(precision: Precision, terms: usize) -> Self {
+        Self::with_products(precision, precision, terms)
+    }
+
+    /// The rule for gradients in `gradients` whose products are formed in `products` (the
+    /// autodiff route: f64 products of the gradients in the run's precision).
+    pub fn with_products(gradients: Precision, products: Precision, terms: usize) -> Self {
         Self {
-            precision,
+            precision: products,
+            gradients,
             terms: terms.max(1),
         }
     }
 
-    /// The error (radians) of an angle formed as `arccos(c)` of a correlation within `gap`
-    /// of 1 or -1. A correlation that rounds to 1 is at most half an ulp from it: the bound
-    /// at the smallest gap it may hide (hundred-and-seventh hostile round, N4: "known to
-    /// about inf degrees").
-    pub fn error_rad(&self, gap: f64) -> f64 {
+    /// The rule for a kernel of `route` whose gradients are in `precision`
+    /// ([`crate::compute::Route::products`]).
+    pub fn of_route(route: crate::compute::Route, precision: Precision, terms: usize) -> Self {
+        Self::with_products(precision, route.products(precision), terms)
+    }
+
+    /// The interval (radians) an angle at `distance` radians from its nearer end (0 or pi)
+    /// may lie in: the angles of the correlation's gap `1 - cos(distance)` less and more its
+    /// rounding, widened by the gradients' own. A correlation that rounds to 1 is at most
+    /// half an ulp from it: its gap is taken as that (hundred-and-seventh hostile round, N4:
+    /// "known to about inf degrees").
+    pub fn interval_rad(&self, distance: f64) -> (f64, f64) {
         let eps = self.precision.epsilon();
-        self.terms as f64 * eps / (2.0 * gap.max(eps / 2.0)).sqrt()
+        let u = self.terms as f64 * eps;
+        let gap = (2.0 * (distance / 2.0).sin().powi(2)).max(eps / 2.0);
+        let turn = self.terms as f64 * self.gradients.epsilon();
+        let lo = crate::theory::relu::angle_from_one_minus_cos(gap - u);
+        let hi = crate::theory::relu::angle_from_one_minus_cos(gap + u);
+        ((lo - turn).max(0.0), hi + turn)
     }
 
     /// `phi` (degrees, formed as `arccos` of a kernel's correlation) where it is resolved,
-    /// or why not. The correlation's distance from 1 (or -1) is the angle's own,
-    /// `1 - |cos phi| = 2 sin^2(phi / 2)` at the nearer end. An angle that is not finite (a
-    /// sample without a gradient) is passed through as it is.
+    /// or why not, with the interval it may lie in. An angle that is not finite (a sample
+    /// without a gradient) is passed through as it is.
     pub fn resolve(&self, phi: f64) -> Result<f64, Unresolved> {
         if !phi.is_finite() {
             return Ok(phi);
         }
         let distance = phi.min(180.0 - phi);
-        let gap = 2.0 * (distance.to_radians() / 2.0).sin().powi(2);
-        let error_deg = self.error_rad(gap).to_degrees();
-        if error_deg < distance {
+        let (lo, hi) = self.interval_rad(distance.to_radians());
+        let (lo, hi) = (lo.to_degrees(), hi.to_degrees());
+        if (hi - lo) / 2.0 <= RESOLVED * distance {
             return Ok(phi);
         }
+        let near_180 = phi >= 90.0;
         Err(Unresolved {
             // The end the angle is near, from the angle (hundred-and-sixth hostile round,
             // D1: the sign of the correlation named the wrong one).
-            near_180: phi >= 90.0,
-            gap,
-            error_deg,
+            near_180,
+            gap: 2.0 * (distance.to_radians() / 2.0).sin().powi(2),
+            // The interval, as angles (near 180: 180 less the distances).
+            interval_deg: match near_180 {
+                false => (lo, hi),
+                true => (180.0 - hi, 180.0 - lo),
+            },
+            error_deg: (hi - lo) / 2.0,
             precision: self.precision,
         })
     }
@@ -170,17 +210,20 @@ impl Resolution {
     }
 }
 
-/// Why an angle is not resolved ([`Resolution`]): it is nearer 0 (or 180) degrees than its
-/// error. Displayed as "too near 0 degrees for the kernel's correlation (...) to resolve it,
-/// known to about ... degrees, more than its distance from 0".
+/// Why an angle is not resolved ([`Resolution`]): the interval the roundings leave it is
+/// wider than a tenth of the angle either way. Displayed as "too near 0 degrees for the
+/// kernel's correlation (...) to resolve it: it lies between ... and ... degrees".
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Unresolved {
     /// Near 180 degrees (a correlation near -1) rather than 0.
     pub near_180: bool,
     /// The correlation's distance from 1 (or -1).
     pub gap: f64,
-    /// The angle's error (degrees) by the rule.
+    /// The interval (degrees) the angle may lie in.
+    pub interval_deg: (f64, f64),
+    /// Its half-width (degrees).
     pub error_deg: f64,
+    /// The precision of the kernel's products.
     pub precision: Precision,
 }
 
@@ -192,16 +235,16 @@ impl std::fmt::Display for Unresolved {
             ("0", "")
         };
         let gap = self.gap;
-        let (known, at_best) = if gap > 0.0 {
-            (format!("within {gap:.1e} of {sign}1"), "")
+        let known = if gap > 0.0 {
+            format!("within {gap:.1e} of {sign}1")
         } else {
-            (format!("{sign}1 in {}", self.precision), " at best")
+            format!("{sign}1 in {}", self.precision)
         };
+        let (lo, hi) = self.interval_deg;
         write!(
             f,
-            "too near {near} degrees for the kernel's correlation ({known}) to resolve it, \
-             known to about {:.1e} degrees{at_best}, more than its distance from {near}",
-            self.error_deg
+            "too near {near} degrees for the kernel's correlation ({known}) to resolve it: the \
+             roundings leave it anywhere between {lo:.2e} and {hi:.2e} degrees"
         )
     }
 }
@@ -260,22 +303,33 @@ mod tests {
         };
         let f32 = Resolution::new(Precision::F32, 3);
         let why = f32.angle_deg(&kernel(0.003), 0, 1).unwrap_err();
-        assert!((why.error_deg - 0.0593).abs() < 1e-3, "{why:?}");
+        // The correlation rounds to 1 in f32: anywhere from 0 to the angle of its ulps.
+        assert_eq!(why.interval_deg.0, 0.0, "{why:?}");
         let said = why.to_string();
         assert!(
             said.starts_with("too near 0 degrees for the kernel's correlation (within ")
-                && said.ends_with("more than its distance from 0"),
+                && said.contains("to resolve it: the roundings leave it anywhere between"),
             "{said}"
         );
+        // An angle whose correlation is a few ulps from 1 is not resolved either (round
+        // 138, D1: 0.0291 degrees was written for 0.0026); 0.2 degrees (gap 6e-6, 17
+        // times the 3 ulps) is.
+        assert!(f32.angle_deg(&kernel(0.0291), 0, 1).is_err());
         assert!(f32.angle_deg(&kernel(0.2), 0, 1).is_ok());
         let near_180 = f32.angle_deg(&kernel(179.999), 0, 1).unwrap_err();
         assert!(
             near_180.to_string().contains("of -1) to resolve it"),
             "{near_180}"
         );
+        assert!(near_180.interval_deg.1 <= 180.0 && near_180.interval_deg.0 < 179.999);
         let f64 = Resolution::new(Precision::F64, 3);
         let deg = f64.angle_deg(&kernel(0.003), 0, 1).unwrap();
         assert!((deg - 0.003).abs() < 1e-8, "{deg}");
+        // f32 gradients with f64 products (autodiff) resolve 0.003 degrees (round 138, D2),
+        // not 1e-5 (3 ulps of f32 as radians is 2e-5 degrees).
+        let autodiff = Resolution::with_products(Precision::F32, Precision::F64, 3);
+        assert!(autodiff.angle_deg(&kernel(0.003), 0, 1).is_ok());
+        assert!(autodiff.angle_deg(&kernel(1e-4), 0, 1).is_err());
         // Equal rows: 0 whatever the kernel's correlation reads.
         let min = MinAngle {
             deg: 0.02,

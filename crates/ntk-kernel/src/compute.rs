@@ -53,6 +53,18 @@ pub enum Route {
     Theory,
 }
 
+impl Route {
+    /// The precision a kernel of this route forms its products in, for gradients in
+    /// `precision`: the autodiff route's Gram is f64 (the gradients widened), the
+    /// theory's is f64; the host and device GEMMs are in `precision`.
+    pub fn products(self, precision: Precision) -> Precision {
+        match self {
+            Self::Autodiff | Self::Theory => Precision::F64,
+            Self::Host | Self::Device => precision,
+        }
+    }
+}
+
 impl std::fmt::Display for Route {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -57,15 +57,16 @@ pub fn error_rad(precision: Precision, l: usize, fan_in: usize) -> f64 {
 
 /// `theta` (radians) of layer `l` of a pair of inputs, as an [`EmbeddingAngle`]:
 /// undefined where not finite; for distinct inputs (`equal` false) and `l >= 1`, unresolved
-/// where within [`error_rad`] of 0 or 180 degrees (0 included: distinct inputs whose
-/// outputs round to the same vector). Equal inputs have equal outputs, at 0 exactly.
+/// where its error ([`error_rad`]) is more than [`crate::angles::RESOLVED`] of its distance
+/// from 0 or 180 degrees (0 included: distinct inputs whose outputs round to the same
+/// vector), as a kernel's angles are held. Equal inputs have equal outputs, at 0 exactly.
 fn held(theta: f64, (precision, l, fan_in): Rounding, equal: bool) -> EmbeddingAngle {
     if !theta.is_finite() {
         return EmbeddingAngle::Undefined;
     }
     let error = error_rad(precision, l, fan_in);
     let distance = theta.min(std::f64::consts::PI - theta);
-    if !equal && l > 0 && distance <= error {
+    if !equal && l > 0 && error > crate::angles::RESOLVED * distance {
         return EmbeddingAngle::Unresolved {
             error_deg: error.to_degrees(),
         };
@@ -219,7 +220,7 @@ mod tests {
     /// resolved.
     #[test]
     fn angles_below_the_rounding_are_unresolved() {
-        let small = 0.5 * error_rad(Precision::F32, 2, 32);
+        let small = 5.0 * error_rad(Precision::F32, 2, 32);
         let unresolved = |a: EmbeddingAngle| matches!(a, EmbeddingAngle::Unresolved { .. });
         assert!(unresolved(held(small, (Precision::F32, 2, 32), false)));
         assert!(unresolved(held(0.0, (Precision::F32, 2, 32), false)));

@@ -190,7 +190,10 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
             s.mode,
             s.precision,
         );
-        let c = match Conditioning::of_mode(&k, s.precision, s.mode) {
+        // Per-sample gradients, their Gram in f64: the autodiff route's angle resolution.
+        let resolution =
+            crate::angles::Resolution::of_route(crate::compute::Route::Autodiff, s.precision, 1);
+        let c = match Conditioning::of_network(&k, resolution, s.mode, None) {
             Ok(c) => c,
             Err(e) => return Observation::Failed(format!("step {step}: {e}")),
         };

@@ -388,13 +388,27 @@ fn check_parameters_reach(
     })
 }
 
-/// Refuses a value defined twice: a node's output named like an initializer, a graph input
-/// or another node's output (hundred-and-thirty-seventh hostile round, N1: an initializer
-/// `h` beside a node writing `h` was dropped unsaid, `Relu(h) -> h` ran, and two nodes
-/// writing `a` were called "not topologically sorted"). A graph input with an initializer is
-/// an input with a default (ONNX IR 4 and later), not a second definition.
+/// Refuses a graph whose values are not each defined once before they are read (ONNX's SSA
+/// form, which onnx.checker holds files to):
+/// - a value defined twice, a node's output named like an initializer, a graph input or
+///   another node's output (hundred-and-thirty-seventh hostile round, N1: an initializer `h`
+///   beside a node writing `h` was dropped unsaid, `Relu(h) -> h` ran, and two nodes writing
+///   `a` were called "not topologically sorted");
+/// - a node reading a value no graph input, initializer or earlier node defines
+///   (hundred-and-thirty-eighth hostile round, second review, D4: named as onnx-ir's
+///   renamings, `relu1` and `relu1_out1`, neither in the file);
+/// - a graph input (without an initializer) that no node reads: the output cannot depend on
+///   the data fed there (the same review, D1: a graph reading only an input with a default
+///   value gave a constant kernel, exit 0).
+///
+/// A graph input with an initializer is an input with a default (ONNX IR 4 and later), not a
+/// second definition.
 fn check_defined_once(path: &Path, model: &ModelProto) -> Result<()> {
     let graph = &model.graph;
+    let refuse = |reason: String| OnnxError::Parse {
+        path: path.to_path_buf(),
+        reason,
+    };
     let mut defined: HashMap<&str, String> = HashMap::new();
     for i in &graph.input {
         defined.insert(i.name.as_str(), "the graph input".into());
@@ -404,26 +418,58 @@ fn check_defined_once(path: &Path, model: &ModelProto) -> Result<()> {
             .entry(t.name.as_str())
             .or_insert_with(|| "an initializer".into());
     }
+    let written: HashSet<&str> = graph
+        .node
+        .iter()
+        .flat_map(|n| n.output.iter().map(String::as_str))
+        .collect();
+    let mut read: HashSet<&str> = HashSet::new();
     for node in &graph.node {
+        for input in node.input.iter().filter(|i| !i.is_empty()) {
+            if !defined.contains_key(input.as_str()) {
+                let why = match written.contains(input.as_str()) {
+                    true => "a node listed after it writes it: an ONNX graph lists its nodes \
+                             in the order they run"
+                        .to_string(),
+                    false => "which no graph input, initializer or node defines".to_string(),
+                };
+                return Err(refuse(format!(
+                    "{} reads the value '{input}', {why}",
+                    ops::node_label(node)
+                )));
+            }
+            read.insert(input.as_str());
+        }
         for out in node.output.iter().filter(|o| !o.is_empty()) {
             let here = format!("the output of {}", ops::node_label(node));
             if let Some(first) = defined.get(out.as_str()) {
-                return Err(OnnxError::Parse {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "the value '{out}' is defined twice, as {first} and as {here}: an ONNX \
-                         graph names each value once (onnx.checker refuses it: \"Duplicate \
-                         definition of name\"), and which is meant cannot be told"
-                    ),
-                });
+                return Err(refuse(format!(
+                    "the value '{out}' is defined twice, as {first} and as {here}: an ONNX \
+                     graph names each value once (onnx.checker refuses it: \"Duplicate \
+                     definition of name\"), and which is meant cannot be told"
+                )));
             }
             defined.insert(out.as_str(), here);
+        }
+    }
+    let initialized: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
+    if let Some(unread) = graph
+        .input
+        .iter()
+        .map(|i| i.name.as_str())
+        .find(|n| !initialized.contains(n) && !read.contains(n))
+    {
+        let output_is_it = graph.output.iter().any(|o| o.name == unread);
+        if !output_is_it {
+            return Err(refuse(format!(
+                "the graph input '{unread}' is read by no node, so the output does not depend \
+                 on the data fed there: export the model so that its nodes read its input"
+            )));
         }
     }
     Ok(())
 }
 
-/// The graph's one run-time input: its name and per-sample dimensions (all known).
 /// `defaulted`: the file's graph inputs that have an initializer (a default value, read as
 /// a constant), said where the count is not one (hundred-and-thirty-seventh hostile round,
 /// N2: an input `x` with an initializer `x` was "the graph has 0 inputs").

@@ -62,7 +62,10 @@ impl OnnxModel {
             file,
             outputs: 0,
         };
-        let probe = Tensor::<2>::zeros([1, model.input_dim()], (device, dtype));
+        // Two rows: an output of one row for any batch (a graph whose output does not depend
+        // on its input) is refused here, not met later as a panic of the forward
+        // (hundred-and-thirty-eighth hostile round, second review, D2).
+        let probe = Tensor::<2>::zeros([2, model.input_dim()], (device, dtype));
         let [_, outputs] = model.try_forward(probe)?.dims();
         Ok(Self { outputs, ..model })
     }

@@ -392,8 +392,10 @@ pub fn run(
     };
     // Held to the rule of `ntk-probe run`'s angles: null, with a note, where the kernel's
     // precision does not resolve it (hundred-and-thirty-seventh hostile round, D1).
+    // Per-sample gradients in the run's precision, their Gram in f64 (the autodiff route).
     let terms = model.params.len();
-    let resolution = ntk_kernel::angles::Resolution::new(precision, terms);
+    let route = ntk_kernel::compute::Route::Autodiff;
+    let resolution = ntk_kernel::angles::Resolution::of_route(route, precision, terms);
     let (angle, angle_note, _) = crate::run::resolved_min(angle, inputs, resolution);
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
     let mut result = OnnxSummary {

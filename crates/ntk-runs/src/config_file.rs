@@ -47,6 +47,19 @@ pub fn not_a_table(table: &toml::Table) -> Option<(String, String)> {
         }
     }
     let families = table.get("sweep").and_then(|s| s.get("families"));
+    // A table (`[sweep.families]`) where a list of them belongs: said in these words, where
+    // serde's were "invalid type: map, expected a sequence" (hundred-and-thirty-sixth
+    // hostile round, N3).
+    if let Some(value) = families.filter(|v| !v.is_array()) {
+        return Some((
+            "sweep.families".into(),
+            format!(
+                "sweep.families is a list of tables ([{{ activation = ..., normalization = ... \
+                 }}, ...] or [[sweep.families]] entries), not {}",
+                what(value)
+            ),
+        ));
+    }
     if let Some(toml::Value::Array(entries)) = families
         && let Some(entry) = entries.iter().find(|e| !e.is_table())
     {
@@ -66,11 +79,21 @@ pub fn not_a_table(table: &toml::Table) -> Option<(String, String)> {
 /// a message: `line N: `, or nothing where none is found.
 pub fn line_of_key(text: &str, key: &str) -> String {
     let last = key.rsplit('.').next().unwrap_or(key);
+    // `key = ...`, or a table header of it, `[[key]]` or `[key]` (hundred-and-thirty-sixth
+    // hostile round, N3: `[[optim]]` named no line).
+    let header = |l: &str| {
+        let inner = l
+            .strip_prefix("[[")
+            .and_then(|r| r.split("]]").next())
+            .or_else(|| l.strip_prefix('[').and_then(|r| r.split(']').next()));
+        inner.is_some_and(|k| k.trim() == key)
+    };
     text.lines()
         .position(|l| {
-            l.trim_start()
-                .strip_prefix(last)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
+            let l = l.trim_start();
+            header(l)
+                || l.strip_prefix(last)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map_or(String::new(), |i| format!("line {}: ", i + 1))
 }
@@ -225,5 +248,29 @@ mod tests {
             e.contains("c.toml: cannot read config: not UTF-8 text (byte 18, line 3)"),
             "{e}"
         );
+    }
+
+    /// A section given as an array of tables (`[[optim]]`) names its line, and
+    /// `sweep.families` given as a table is said in words of its own, with its line
+    /// (hundred-and-thirty-sixth hostile round, N3: no line; serde's "invalid type: map,
+    /// expected a sequence").
+    #[test]
+    fn sections_of_the_wrong_kind_name_their_line() {
+        let path = std::path::Path::new("c.toml");
+        let said = |text: &str| super::check_sections(path, text).unwrap_err().to_string();
+        let e = said("[data]\nn = 3\n\n[[optim]]\nlr = 0.1\n");
+        assert!(
+            e.contains("c.toml: line 4: optim is a table of keys") && e.contains("not an array"),
+            "{e}"
+        );
+        let e = said("[sweep]\ndepths = [1]\n\n[sweep.families]\nactivation = \"relu\"\n");
+        assert!(
+            e.contains("c.toml: line 4: sweep.families is a list of tables")
+                && e.contains("not a table"),
+            "{e}"
+        );
+        // `[[sweep.families]]` entries are a list of tables, as meant.
+        let ok = "[sweep]\ndepths = [1]\n[[sweep.families]]\nactivation = \"relu\"\n";
+        assert!(super::check_sections(path, ok).is_ok());
     }
 }

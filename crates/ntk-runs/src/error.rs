@@ -189,6 +189,18 @@ pub enum Error {
         set: String,
         key: String,
     },
+    /// A table's `--set` (`model={width=16}`, which replaces the table whole) that leaves
+    /// out a key another `--set` sets (`model.seed=5`).
+    #[error(
+        "{table} replaces the table {table_key} whole and so leaves {key} out, where {set} \
+         sets it: put {key} in the table, or set the table's keys one by one"
+    )]
+    TableLeavesOut {
+        table: String,
+        table_key: String,
+        set: String,
+        key: String,
+    },
     // --- sweeps and results ---
     /// `--shard` that is not `i/N` (`why`: the shape, or a number past the count's range).
     #[error("--shard {}: {why}", crate::quote::controls_escaped(value))]

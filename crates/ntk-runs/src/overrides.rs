@@ -391,6 +391,23 @@ pub fn parse_all(args: &[String]) -> crate::Result<Vec<Assignment>> {
             .iter()
             .find_map(|later| set.clashes_with(later).map(|k| (later, k)))
         {
+            // A table's `--set` that leaves the key out (so removes it) beside a `--set` of the
+            // key: said as that, where "both set model.seed" named a key the table's `--set`
+            // does not mention (hundred-and-thirty-fifth hostile round, second review, N6).
+            let left_out = |a: &Assignment, b: &Assignment| {
+                (a.value.as_ref().is_some_and(Value::is_table) && a.value_at(&key) == Some(None))
+                    .then(|| (a.origin.clone(), a.key.clone(), b.origin.clone()))
+            };
+            if let Some((table, table_key, other)) =
+                left_out(set, later).or_else(|| left_out(later, set))
+            {
+                return Err(Error::TableLeavesOut {
+                    table,
+                    table_key,
+                    set: other,
+                    key,
+                });
+            }
             return Err(Error::FlagAndSet {
                 flag: set.origin.clone(),
                 set: later.origin.clone(),
@@ -1678,7 +1695,12 @@ mod tests {
             "--set model.width=8 and --set model={width=16,depth=2} both set model.width: give one"
         );
         let e = parse_all(&["model={width=16}".into(), "model.depth=3".into()]).unwrap_err();
-        assert!(e.to_string().contains("both set model.depth"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "--set model={width=16} replaces the table model whole and so leaves model.depth \
+             out, where --set model.depth=3 sets it: put model.depth in the table, or set the \
+             table's keys one by one"
+        );
         assert!(parse_all(&["model={width=16}".into(), "model.width=16".into()]).is_ok());
         let table = Assignment::parse("model={width=16,act={a=1}}").unwrap();
         assert_eq!(

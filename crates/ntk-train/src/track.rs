@@ -111,7 +111,11 @@ pub fn measure(
     }
     // The smallest angle is held to the rule of the probe's angles: empty where the
     // kernel's precision does not resolve it (hundred-and-thirty-seventh hostile round, D2).
-    let resolution = ntk_kernel::angles::Resolution::new(compute.precision, model.rounding_depth());
+    let resolution = ntk_kernel::angles::Resolution::of_route(
+        result.route,
+        compute.precision,
+        model.rounding_depth(),
+    );
     let rows = Some((probe.x.as_slice(), probe.d));
     let conditioning =
         ntk_kernel::api::Conditioning::of_network(&result.kernel, resolution, output, rows)

@@ -346,7 +346,7 @@ fn norms_equal(mut sq: impl Iterator<Item = f64>) -> bool {
 /// correlation on `[-1, 1]`). Not leaky ReLU with `alpha < 0`: at `alpha = -1` (`|x|`)
 /// antiparallel inputs have phi 0 (thirty-third hostile round, D2: 70.49 degrees reported
 /// from the nearest pair where 0 is right); such networks take the general route.
-fn increasing_in_the_input_angle(act: &Activation) -> bool {
+pub fn increasing_in_the_input_angle(act: &Activation) -> bool {
     match act {
         Activation::Relu(_) | Activation::Linear(_) => true,
         Activation::LeakyRelu(l) => l.alpha >= 0.0,

@@ -56,6 +56,29 @@ pub fn slope(act: &Activation) -> Option<Slope> {
     })
 }
 
+/// `theta_0 = theta_in, ..., theta_L` (radians) of two inputs at angle `theta_in` through a
+/// positively homogeneous activation ([`slope`]: `theta' = next_angle(theta, k)`, from `1 -
+/// cos theta'`, so small angles keep their digits) or the identity (every layer's angle is
+/// the inputs'), under any convention (a homogeneous layer's angle is free of its scale);
+/// `None` for another activation. Hundred-and-thirty-eighth hostile round, second review,
+/// D3: a theory run's embedding angles were the arccos of its Gram matrices' cosines, 0 for
+/// inputs 3e-8 degrees apart.
+pub fn homogeneous_embedding_angles(
+    act: &Activation,
+    theta_in: f64,
+    depth: usize,
+) -> Option<Vec<f64>> {
+    if let Activation::Linear(_) = act {
+        return Some(vec![theta_in; depth + 1]);
+    }
+    let k = slope(act)?.k;
+    let mut t = vec![theta_in];
+    for l in 0..depth {
+        t.push(next_angle(t[l], k));
+    }
+    Some(t)
+}
+
 /// An angle in `[0, pi]`, held where its digits are: by itself up to `pi / 2`, beyond by its
 /// supplement `pi - theta` (an angle near pi formed as `pi - psi` keeps only the digits of
 /// `psi` above an ulp of pi).

@@ -354,3 +354,41 @@ fn an_unnamed_node_is_named_by_what_it_writes() {
     );
     assert!(!text.contains("node '/1/"), "{text}");
 }
+
+/// A node reading a value nothing defines, or one a later node writes, is refused naming the
+/// node and the value as the file does (hundred-and-thirty-eighth hostile round, second
+/// review, D4: onnx-ir's `relu1` and `relu1_out1` were named); a graph input no node reads
+/// is refused (the same review, D1: a graph reading only an input with an initializer gave
+/// a constant kernel with exit 0, and ntk-train panicked on it, D2).
+#[test]
+fn values_read_before_they_are_defined_and_inputs_read_by_none_are_refused() {
+    let text = load_edited("undefined.onnx", |m| {
+        m.node[1].input[0] = "q".into();
+    });
+    assert!(
+        text.contains(
+            "node '/1/Relu' reads the value 'q', which no graph input, initializer or node defines"
+        ),
+        "{text}"
+    );
+    let text = load_edited("out_of_order.onnx", |m| {
+        m.node.swap(0, 1);
+    });
+    assert!(
+        text.contains("node '/1/Relu' reads the value")
+            && text.contains("a node listed after it writes it"),
+        "{text}"
+    );
+    let text = load_edited("unread_input.onnx", |m| {
+        let mut z = m.input[0].clone();
+        z.name = "z".into();
+        m.input.push(z);
+        let mut t = m.initializer[0].clone();
+        t.name = m.input[0].name.clone();
+        m.initializer.push(t);
+    });
+    assert!(
+        text.contains("the graph input 'z' is read by no node, so the output does not depend"),
+        "{text}"
+    );
+}

@@ -111,8 +111,8 @@ impl Given {
                         let why: String = why.chars().take(120).collect();
                         eprintln!(
                             "warning: probe.weights = {shown}: the config the file records \
-                             (its ntk_model_config metadata) cannot be read ({why}), so it is \
-                             not compared with this run's: its weights are used as they are"
+                             (its ntk_model_config metadata) cannot be compared ({why}), so it \
+                             is not compared with this run's: its weights are used as they are"
                         );
                         Vec::new()
                     });

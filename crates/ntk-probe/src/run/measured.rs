@@ -54,7 +54,7 @@ impl Measured {
             spec,
             eigenvalues,
             blocks,
-            angles: Angles::measure(cfg, inputs, compute, net, &result.kernel)?,
+            angles: Angles::measure(cfg, inputs, compute, net, (&result.kernel, result.route))?,
             route: (result.method, result.route),
             kernel_seconds,
             eigen_seconds,
@@ -248,18 +248,20 @@ impl Measured {
         let phase = Phase::start("blocks (kernel and eigenvalues of each)");
         let mut route = (cfg.probe.method, Route::Host);
         let mut kernel_seconds = 0.0;
-        let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
+        let mut block_kernel = |samples: &[usize]| -> crate::Result<KernelResult> {
             let t = Instant::now();
             let r = probe_kernel(cfg, net, &inputs.select(samples), compute, cache)?;
             kernel_seconds += t.elapsed().as_secs_f64();
             route = (r.method, r.route);
-            Ok(r.kernel)
+            Ok(r)
         };
         let eps = compute.precision.epsilon();
         let members = crate::blocks::members(cfg, given, inputs.n, facts.seed)?;
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
         let recheck = second.recheck();
-        let b = crate::blocks::spectra_with(members, (eps, recheck), &mut block_kernel)?;
+        let b = crate::blocks::spectra_with(members, (eps, recheck), &mut |s: &[usize]| {
+            block_kernel(s).map(|r| r.kernel)
+        })?;
         let angles = Angles::of_pair(cfg, inputs, compute, net, &mut block_kernel)?;
         let seconds = phase.finish();
         Ok(Self {

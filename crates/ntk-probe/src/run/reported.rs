@@ -30,7 +30,7 @@ impl Angles {
         inputs: &Inputs,
         compute: &Compute,
         net: &Net,
-        pair_kernel: &mut impl FnMut(&[usize]) -> crate::Result<Kernel>,
+        pair_kernel: &mut impl FnMut(&[usize]) -> crate::Result<KernelResult>,
     ) -> crate::Result<Self> {
         let (pair_embedding, pair_grad) = match cfg.probe.pair {
             Some([i, j]) => {
@@ -39,12 +39,13 @@ impl Angles {
                 let grad = if full {
                     None
                 } else {
+                    let r = pair_kernel(&[i, j])?;
                     Some(resolved_pair_angle(
                         cfg,
                         (inputs, [i, j]),
                         compute,
                         net,
-                        (&pair_kernel(&[i, j])?, [0, 1]),
+                        (&r.kernel, [0, 1], r.route),
                     ))
                 };
                 (Some(theta), grad)
@@ -68,7 +69,7 @@ impl Angles {
         inputs: &Inputs,
         compute: &Compute,
         net: &Net,
-        kernel: &Kernel,
+        (kernel, route): (&Kernel, Route),
     ) -> crate::Result<Self> {
         let full = cfg.probe.output == OutputMode::Full;
         let mlp = || mlp_only(net);
@@ -81,7 +82,13 @@ impl Angles {
             Some([i, j]) => {
                 let theta = pair_embedding_angles(cfg, mlp()?, (inputs, [i, j]), compute)?;
                 let grad = (!full).then(|| {
-                    resolved_pair_angle(cfg, (inputs, [i, j]), compute, net, (kernel, [i, j]))
+                    resolved_pair_angle(
+                        cfg,
+                        (inputs, [i, j]),
+                        compute,
+                        net,
+                        (kernel, [i, j], route),
+                    )
                 });
                 (Some(theta), grad)
             }
@@ -103,7 +110,7 @@ impl Angles {
         let mut min_unresolved = None;
         if cfg.probe.method != Method::Theory {
             (min, min_note, min_unresolved) =
-                resolved_min(min, inputs, resolution(cfg, compute, net));
+                resolved_min(min, inputs, resolution(cfg, compute, net, route));
         } else if let Some(m) = min {
             let d = inputs.d;
             let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
@@ -153,7 +160,7 @@ fn resolved_pair_angle(
     (inputs, [i, j]): (&Inputs, [usize; 2]),
     compute: &Compute,
     net: &Net,
-    (kernel, [a, b]): (&Kernel, [usize; 2]),
+    (kernel, [a, b], route): (&Kernel, [usize; 2], Route),
 ) -> (Option<f64>, Option<String>) {
     let d = inputs.d;
     let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
@@ -182,7 +189,7 @@ fn resolved_pair_angle(
             ),
         };
     }
-    match resolution(cfg, compute, net).angle_deg(kernel, a, b) {
+    match resolution(cfg, compute, net, route).angle_deg(kernel, a, b) {
         Ok(phi) => (Some(phi), None),
         Err(why) => (
             None,
@@ -194,14 +201,20 @@ fn resolved_pair_angle(
 }
 
 /// How finely the kernel of a network's run resolves its angles near 0 and 180 degrees
-/// ([`angles::Resolution`]): ulps of the run's precision (f64 for a theory run) times the
-/// layers its rounding passes through ([`Net::rounding_depth`]).
-pub(super) fn resolution(cfg: &ProbeConfig, compute: &Compute, net: &Net) -> angles::Resolution {
+/// ([`angles::Resolution`]): the gradients in the run's precision (f64 for a theory run),
+/// their products in the precision of the kernel's `route` (f64 on the autodiff route),
+/// through the layers the network's rounding passes ([`Net::rounding_depth`]).
+pub(super) fn resolution(
+    cfg: &ProbeConfig,
+    compute: &Compute,
+    net: &Net,
+    route: Route,
+) -> angles::Resolution {
     let precision = match cfg.probe.method {
         Method::Theory => Precision::F64,
         _ => compute.precision,
     };
-    angles::Resolution::new(precision, net.rounding_depth())
+    angles::Resolution::of_route(route, precision, net.rounding_depth())
 }
 
 /// The smallest gradient angle `min` of a network's kernel where the kernel resolves it
@@ -258,15 +271,24 @@ fn min_embedding_angles(
     compute: &Compute,
 ) -> crate::Result<Vec<EmbeddingAngle>> {
     if cfg.probe.method == Method::Theory {
-        // theta_0 is the inputs' own, as the network's is: the recursion's layers follow.
-        let grams = theory_grams(mlp, inputs)?;
-        let min = |g: &Kernel| {
-            angles::min_angle(g).map_or(EmbeddingAngle::Undefined, |a| gram_angle(a.deg))
-        };
+        // theta_0 is the inputs' own, as the network's is; the layers after it by the
+        // activation's angle map where the smallest angle stays the smallest pair's
+        // (ReLU, leaky ReLU with alpha >= 0, the identity), else the recursion's Gram
+        // matrices, held to what their cosines resolve.
         let first = embedding::min_input_angle_deg(&inputs.x, inputs.d);
-        return Ok(std::iter::once(first)
-            .chain(grams.iter().skip(1).map(min))
-            .collect());
+        let act = mlp.activation();
+        if let EmbeddingAngle::Deg(t0) = first
+            && ntk_kernel::theory::on_inputs::increasing_in_the_input_angle(act)
+            && let Some(t) = theory_angle_map(mlp, t0)?
+        {
+            return Ok(t);
+        }
+        let grams = theory_grams(mlp, inputs)?;
+        let min = |(l, g): (usize, &Kernel)| {
+            angles::min_angle(g).map_or(EmbeddingAngle::Undefined, |a| gram_angle(a.deg, l))
+        };
+        let rest = grams.iter().enumerate().skip(1).map(min);
+        return Ok(std::iter::once(first).chain(rest).collect());
     }
     let x = to_tensor(inputs, compute);
     let rows = (inputs.x.as_slice(), inputs.d);
@@ -285,12 +307,18 @@ fn pair_embedding_angles(
     let d = inputs.d;
     let row = |k: usize| &inputs.x[k * d..(k + 1) * d];
     if cfg.probe.method == Method::Theory {
-        let grams = theory_grams(mlp, &two)?;
         let first = embedding::input_angle_deg(row(i), row(j));
+        if let EmbeddingAngle::Deg(t0) = first
+            && let Some(t) = theory_angle_map(mlp, t0)?
+        {
+            return Ok(t);
+        }
+        let grams = theory_grams(mlp, &two)?;
         let rest = grams
             .iter()
+            .enumerate()
             .skip(1)
-            .map(|g| gram_angle(angles::angle_deg(g, 0, 1)));
+            .map(|(l, g)| gram_angle(angles::angle_deg(g, 0, 1), l));
         return Ok(std::iter::once(first).chain(rest).collect());
     }
     let x = to_tensor(&two, compute);
@@ -302,12 +330,48 @@ fn pair_embedding_angles(
     ))
 }
 
-/// An angle of the theory's Gram matrices: undefined where not finite (a zero vector).
-fn gram_angle(deg: f64) -> EmbeddingAngle {
-    match deg.is_finite() {
-        true => EmbeddingAngle::Deg(deg),
-        false => EmbeddingAngle::Undefined,
+/// `theta_0 .. theta_L` of inputs at `theta_0` degrees by the activation's angle map, exact
+/// at every angle ([`ntk_kernel::theory::relu_angles::homogeneous_embedding_angles`]:
+/// ReLU, leaky ReLU, the identity); `None` for another activation. The network's theory
+/// scaling is checked first, as [`theory_grams`] checks it.
+fn theory_angle_map(mlp: &Mlp, theta_0: f64) -> crate::Result<Option<Vec<EmbeddingAngle>>> {
+    theory_scaling(mlp)?;
+    let map = ntk_kernel::theory::relu_angles::homogeneous_embedding_angles(
+        mlp.activation(),
+        theta_0.to_radians(),
+        mlp.depth(),
+    );
+    Ok(map.map(|t| {
+        t.into_iter()
+            .map(|r| EmbeddingAngle::Deg(r.to_degrees()))
+            .collect()
+    }))
+}
+
+/// An angle of layer `l` of the theory's Gram matrices, the arccos of a cosine: undefined
+/// where not finite (a zero vector), unresolved where nearer 0 or 180 degrees than the
+/// cosine's rounding resolves (`l + 1` ulps of f64, [`angles::Resolution`]): the theory's
+/// angles below about 1e-6 degrees read 0 (hundred-and-thirty-eighth hostile round, second
+/// review, D3).
+fn gram_angle(deg: f64, l: usize) -> EmbeddingAngle {
+    if !deg.is_finite() {
+        return EmbeddingAngle::Undefined;
     }
+    match angles::Resolution::new(Precision::F64, l + 1).resolve(deg) {
+        Ok(deg) => EmbeddingAngle::Deg(deg),
+        Err(why) => EmbeddingAngle::Unresolved {
+            error_deg: why.error_deg,
+        },
+    }
+}
+
+/// The network's infinite-width scaling, or the refusal naming `probe.method`.
+fn theory_scaling(mlp: &Mlp) -> crate::Result<ntk_kernel::theory::Scaling> {
+    ntk_kernel::theory::Scaling::of(mlp.config()).map_err(|reason| Error::Config {
+        key: "probe.method",
+        value: "theory".into(),
+        reason: reason.to_string(),
+    })
 }
 
 /// The infinite-width recursion's layer Gram matrices `S_l` (`l = 0..=L`) under the
@@ -316,12 +380,7 @@ fn gram_angle(deg: f64) -> EmbeddingAngle {
 /// is not homogeneous, whose recursion depends on the width, is refused by
 /// [`ntk_kernel::theory::Scaling::of`]).
 fn theory_grams(mlp: &Mlp, inputs: &Inputs) -> crate::Result<Vec<Kernel>> {
-    let scaling =
-        ntk_kernel::theory::Scaling::of(mlp.config()).map_err(|reason| Error::Config {
-            key: "probe.method",
-            value: "theory".into(),
-            reason: reason.to_string(),
-        })?;
+    let scaling = theory_scaling(mlp)?;
     let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
     let (_, grams) = ntk_kernel::theory::infinite_width_layer_grams_scaled(
         &inputs.x,

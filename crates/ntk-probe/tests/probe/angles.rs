@@ -196,3 +196,48 @@ fn a_sweep_does_not_average_unresolved_angles() {
     let mean = column("summary.csv", "min_grad_angle_mean_deg");
     assert_eq!(mean, ["NaN"], "{mean:?}");
 }
+
+/// A theory run's embedding angles (hundred-and-thirty-eighth hostile round, D3, and its
+/// second review's D3): ReLU's follow the angle map, which keeps nearly parallel inputs'
+/// angle (`g(t) = t - t^2 / (3 pi) + ...`), where the arccos of the recursion's cosines read
+/// 0 at 1e-9 and 3% low at 1e-7; tanh's, which have no exact map, are null with a note where
+/// the cosines do not resolve them, never 0.
+#[test]
+fn theory_embedding_angles_keep_their_digits_or_are_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, delta) in [("t7", 1e-7), ("t9", 1e-9)] {
+        let rows = rows(delta);
+        let x = write_file(d, &format!("{name}.csv"), &csv(&rows));
+        let theta_0 = half_angle_deg(&rows[0], &rows[1]);
+        let text = config(&x, "f64").replace("seed = 1\n", "") + "method = \"theory\"\n";
+        let s = json_run(d, name, &text);
+        let pair = values(&s, "pair_embedding_angles_deg");
+        let min = values(&s, "embedding_min_angle_deg");
+        assert_eq!(pair, min, "{name}: the pair is the nearest");
+        for (l, t) in pair.iter().enumerate() {
+            let t = t.unwrap_or_else(|| panic!("{name} layer {l}: {s}"));
+            assert!(
+                (t - theta_0).abs() <= 1e-6 * theta_0,
+                "{name} layer {l}: {t} against {theta_0}"
+            );
+        }
+        let tanh = text.replace("activation = \"relu\"", "activation = \"tanh\"");
+        let s = json_run(d, &format!("{name}_tanh"), &tanh);
+        let pair = values(&s, "pair_embedding_angles_deg");
+        for (l, t) in pair.iter().enumerate().skip(1) {
+            match t {
+                Some(t) => assert!(
+                    (t - theta_0).abs() <= 0.5 * theta_0,
+                    "{name} tanh layer {l}: {t} against {theta_0}"
+                ),
+                None => assert!(
+                    s["note"]
+                        .as_str()
+                        .is_some_and(|n| n.contains("theta_l is null at layer")),
+                    "{name} tanh layer {l}: {s}"
+                ),
+            }
+        }
+    }
+}

@@ -1618,7 +1618,7 @@ fn weights_whose_recorded_config_cannot_be_read_are_said() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             err.contains("the config the file records")
-                && err.contains("cannot be read (it is no JSON")
+                && err.contains("cannot be compared (it is no JSON")
                 && err.contains("damaged.safetensors"),
             "{extra:?}: {err}"
         );

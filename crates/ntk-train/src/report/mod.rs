@@ -157,6 +157,7 @@ pub fn collect_as(
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
+    runs::warn_files_at_run_names(out);
     check_mergeable(out, &runs, allow_mixed)?;
     let log_y = draws_log(out, log_y);
     let best = choose(&runs);

@@ -478,3 +478,25 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
     }
     Ok(runs)
 }
+
+/// Warns of each file under `out/runs` named as a run's directory: no run, where the run it
+/// replaced went without a word and best.csv chose by another seed (hundred-and-thirty-eighth
+/// hostile round, second review, N1).
+pub(super) fn warn_files_at_run_names(out: &Path) {
+    for entry in std::fs::read_dir(out.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry
+            .file_type()
+            .is_ok_and(|t| t.is_dir() || t.is_symlink());
+        if !is_dir && crate::sweep::in_run_id_form(&name) {
+            eprintln!(
+                "warning: {}: a file named as a run's directory, not a run: not collected",
+                entry.path().display()
+            );
+        }
+    }
+}

@@ -7777,4 +7777,15 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
     assert!(best.lines().count() <= 1, "{best}");
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(table.contains(",interrupted,"), "{table}");
+    // A file where the run's directory was is said, not passed over (hundred-and-thirty-
+    // eighth hostile round, second review, N1).
+    std::fs::remove_dir_all(&runs[0]).unwrap();
+    std::fs::write(&runs[0], "x\n").unwrap();
+    let o = train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("a file named as a run's directory, not a run: not collected"),
+        "{said}"
+    );
 }

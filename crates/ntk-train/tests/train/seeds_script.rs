@@ -132,6 +132,13 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
             "../../out | a.toml | experiments/x | sweep.seeds=[1]\n",
             "line name '../../out': a plain name",
         ),
+        // One experiment twice on a line, in two spellings (hundred-and-thirty-fifth hostile
+        // round, second review, N2: its runs were exported twice).
+        (
+            "a | a.toml | experiments/x,experiments/./x | sweep.seeds=[1]\n",
+            "line 'a': the experiment directory 'experiments/./x' is listed already on this \
+             line (as 'experiments/x')",
+        ),
     ] {
         std::fs::write(&queue, text).unwrap();
         let (o, calls) = run(dir.path(), &stub, None);
@@ -998,6 +1005,12 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         (
             "fig3/mnist - -\n# x\nfig3/mnist log -\n",
             "line 3: experiment 'fig3/mnist' is listed already (line 1)",
+        ),
+        // Hundred-and-thirty-fifth hostile round, second review, N4: a bad column is named
+        // by its line's number, as every other refusal is.
+        (
+            "fig3/mnist loge -\n",
+            "line 1 ('fig3/mnist loge -'): columns 2-3 must be log|- and mixed|-",
         ),
         // Eighty-eighth hostile round, N1: comments alone collected nothing, status 0.
         (
