@@ -729,8 +729,8 @@ impl<R> TextGuard<R> {
         // word, where `"",""` is refused).
         if self.comment.is_none() && self.line_quote && !self.line_text && self.line_commas == 0 {
             return Some(
-                "field 1 (counted from 1): a quoted empty field is not a number (a blank line \
-                 holds no quotes)"
+                "field 1 (counted from 1): a quoted field of nothing but spaces and quotes is \
+                 not a number (a blank line holds no quotes)"
                     .into(),
             );
         }
@@ -1567,10 +1567,13 @@ mod tests {
             ("1,2\n3,4\n\"\"", 3),
             ("1\n\"\"\n2\n", 2),
             ("1\r\n\"\"\r\n2\r\n", 2),
+            // A quoted quote is no empty field (hundred-and-thirty-ninth hostile round, N2).
+            ("1\n\"\"\"\"\n2\n", 2),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
-                e.contains(&format!("line {line}")) && e.contains("a quoted empty field"),
+                e.contains(&format!("line {line}"))
+                    && e.contains("a quoted field of nothing but spaces and quotes"),
                 "{text:?}: {e}"
             );
         }

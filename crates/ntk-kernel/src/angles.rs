@@ -180,6 +180,7 @@ impl Resolution {
                 false => (lo, hi),
                 true => (180.0 - hi, 180.0 - lo),
             },
+            distance_deg: (lo, hi),
             error_deg: (hi - lo) / 2.0,
             precision: self.precision,
         })
@@ -194,12 +195,12 @@ impl Resolution {
     /// A smallest angle `min` (of [`min_angle`] or [`min_angle_of_rows`]) where it is
     /// resolved, or why not. The pair of two equal rows of `rows` (row-major `n x d`; their
     /// gradients are equal) is at 0 exactly, and resolved.
-    pub fn min_angle(
+    pub fn min_angle<'a>(
         &self,
         min: MinAngle,
-        rows: Option<(&[f64], usize)>,
+        rows: Option<(&'a [f64], usize)>,
     ) -> Result<MinAngle, (MinAngle, Unresolved)> {
-        let row = |x: &[f64], d: usize, i: usize| x.get(i * d..(i + 1) * d).map(<[f64]>::to_vec);
+        let row = |x: &'a [f64], d: usize, i: usize| x.get(i * d..(i + 1) * d);
         let equal = rows.is_some_and(|(x, d)| {
             d > 0 && row(x, d, min.i).is_some() && row(x, d, min.i) == row(x, d, min.j)
         });
@@ -221,6 +222,10 @@ pub struct Unresolved {
     pub gap: f64,
     /// The interval (degrees) the angle may lie in.
     pub interval_deg: (f64, f64),
+    /// The same interval as distances (degrees) from the nearer end, 0 or 180, which near
+    /// 180 keep the digits the angles cannot (hundred-and-thirty-ninth hostile round, D3:
+    /// "between 1.80e2 and 1.80e2 degrees").
+    pub distance_deg: (f64, f64),
     /// Its half-width (degrees).
     pub error_deg: f64,
     /// The precision of the kernel's products.
@@ -240,11 +245,17 @@ impl std::fmt::Display for Unresolved {
         } else {
             format!("{sign}1 in {}", self.precision)
         };
-        let (lo, hi) = self.interval_deg;
+        let (lo, hi) = self.distance_deg;
+        let interval = if self.near_180 {
+            format!("{lo:.2e} to {hi:.2e} degrees short of 180")
+        } else {
+            format!("between {lo:.2e} and {hi:.2e} degrees")
+        };
         write!(
             f,
             "too near {near} degrees for the kernel's correlation ({known}) to resolve it: the \
-             roundings leave it anywhere between {lo:.2e} and {hi:.2e} degrees"
+             roundings leave it anywhere {}{interval}",
+            if self.near_180 { "from " } else { "" }
         )
     }
 }
@@ -322,6 +333,17 @@ mod tests {
             "{near_180}"
         );
         assert!(near_180.interval_deg.1 <= 180.0 && near_180.interval_deg.0 < 179.999);
+        // Its ends as distances from 180, which differ in print (round 139, D3: "between
+        // 1.80e2 and 1.80e2 degrees").
+        let (near, far) = near_180.distance_deg;
+        assert!(near < 0.001 && 0.001 < far, "{near_180:?}");
+        let said = near_180.to_string();
+        assert!(
+            said.ends_with(&format!(
+                "anywhere from {near:.2e} to {far:.2e} degrees short of 180"
+            )) && near != far,
+            "{said}"
+        );
         let f64 = Resolution::new(Precision::F64, 3);
         let deg = f64.angle_deg(&kernel(0.003), 0, 1).unwrap();
         assert!((deg - 0.003).abs() < 1e-8, "{deg}");

@@ -223,7 +223,14 @@ pub fn config_differences<N: Named>(
     };
     let file = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(file)) => file,
-        Ok(other) => return Err(format!("it is JSON but no object: {other}")),
+        Ok(other) => {
+            // The value shortened, not the reason (hundred-and-thirty-ninth hostile round,
+            // N1: the caller's cut at 120 characters ended the key list at "outpu").
+            let text = other.to_string();
+            let shown: String = text.chars().take(60).collect();
+            let more = if shown.len() < text.len() { " ..." } else { "" };
+            return Err(format!("it is JSON but no object: {shown}{more}"));
+        }
         Err(e) => return Err(format!("it is no JSON: {e}")),
     };
     let Ok(serde_json::Value::Object(ours)) =
@@ -563,10 +570,17 @@ mod tests {
         for none in ["{}", r#"{"model": 5}"#] {
             let why = differences(none.into()).unwrap_err();
             assert!(
-                why.contains("records none of the network's config keys"),
+                why.contains("records none of the network's config keys")
+                    && why.contains("output_dim")
+                    && why.ends_with("width)"),
                 "{why}"
             );
         }
+        // A value that is no object is shortened, the reason is not (hundred-and-thirty-
+        // ninth hostile round, N1).
+        let why = differences(format!("[{}]", "1, ".repeat(100) + "1")).unwrap_err();
+        assert!(why.starts_with("it is JSON but no object: [1,1,") && why.ends_with(" ..."));
+        assert!(why.len() < 100, "{why}");
         let mut recorded: serde_json::Value = serde_json::from_str(&mlp.config_json()).unwrap();
         recorded.as_object_mut().unwrap().remove("activation");
         let said = differences(recorded.to_string()).unwrap();

@@ -878,14 +878,24 @@ pub fn run(
 
 /// `collect DIR --config FILE`: every run of `cfg` found in `out` was made by `cfg` (its
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
-/// are like it). Runs not yet made are left to the report, which names them.
-pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
+/// are like it). Runs not yet made are named on stderr and returned, for the report to
+/// wait for where a choice reads them ([`crate::report::MissingRun`]).
+pub fn check_collect(
+    cfg: &TrainConfig,
+    out: &Path,
+    compute: &Compute,
+) -> crate::Result<Vec<crate::report::MissingRun>> {
     with_sweep(
         cfg,
         out,
         compute,
         (RunOptions::default(), false),
-        |s, points| sweep::check_collect(s, points),
+        |s, points| {
+            sweep::check_collect(s, points)?
+                .into_iter()
+                .map(|i| crate::report::MissingRun::of(&points[i].cfg))
+                .collect()
+        },
     )
 }
 

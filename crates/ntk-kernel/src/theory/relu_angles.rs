@@ -27,8 +27,9 @@ const PI_LO: f64 = 1.2246467991473532e-16;
 
 /// The two constants of a positively homogeneous activation `s(z) = a z + b |z|` (`a = (1 +
 /// alpha) / 2`, `b = (1 - alpha) / 2`; ReLU `alpha = 0`) in the paper convention (`c = 1 /
-/// E[s(Z)^2] = 2 / (1 + alpha^2)`): unit inputs at angle `theta` give `cos theta' = linear cos
-/// theta + k (sin theta + (pi - theta) cos theta)` and `Sigma_dot = 1 - k theta`, so that `1 -
+/// E[s(Z)^2] = 2 / (1 + alpha^2)`): unit inputs at angle `theta` give
+/// `cos theta' = k sin theta + (1 - k theta) cos theta`, that is `(linear / 2) cos theta + k
+/// (sin theta + (pi / 2 - theta) cos theta)`, and `Sigma_dot = 1 - k theta`, so that `1 -
 /// cos theta' = (1 - cos theta) - k (sin theta - theta cos theta)` (from `E[u v] = cos theta`,
 /// `E|u||v| = (2 / pi)(sin theta + (pi / 2 - theta) cos theta)`, `E[sign u sign v] = 1 - 2
 /// theta / pi`; ReLU: Eq. 7-9).
@@ -56,25 +57,27 @@ pub fn slope(act: &Activation) -> Option<Slope> {
     })
 }
 
-/// `theta_0 = theta_in, ..., theta_L` (radians) of two inputs at angle `theta_in` through a
-/// positively homogeneous activation ([`slope`]: `theta' = next_angle(theta, k)`, from `1 -
-/// cos theta'`, so small angles keep their digits) or the identity (every layer's angle is
-/// the inputs'), under any convention (a homogeneous layer's angle is free of its scale);
-/// `None` for another activation. Hundred-and-thirty-eighth hostile round, second review,
-/// D3: a theory run's embedding angles were the arccos of its Gram matrices' cosines, 0 for
-/// inputs 3e-8 degrees apart.
+/// `theta_0 = theta_in, ..., theta_L` of two inputs at angle `theta_in` through a positively
+/// homogeneous activation ([`slope`]: [`Angle::next`], from `1 - cos theta'` where acute and
+/// from `1 + cos theta'` where obtuse, so that angles near 0 and near pi keep their digits)
+/// or the identity (every layer's angle is the inputs'), under any convention (a homogeneous
+/// layer's angle is free of its scale); `None` for another activation.
+/// Hundred-and-thirty-eighth hostile round, second review, D3: a theory run's embedding
+/// angles were the arccos of its Gram matrices' cosines, 0 for inputs 3e-8 degrees apart;
+/// hundred-and-thirty-ninth round, D1: the map formed every angle as acute, and leaky ReLU at
+/// `alpha = -1` or `1` wrote 0 or 180 for rows 1e-8 from opposite.
 pub fn homogeneous_embedding_angles(
     act: &Activation,
-    theta_in: f64,
+    theta_in: Angle,
     depth: usize,
-) -> Option<Vec<f64>> {
+) -> Option<Vec<Angle>> {
     if let Activation::Linear(_) = act {
         return Some(vec![theta_in; depth + 1]);
     }
-    let k = slope(act)?.k;
+    let s = slope(act)?;
     let mut t = vec![theta_in];
     for l in 0..depth {
-        t.push(next_angle(t[l], k));
+        t.push(t[l].next(s));
     }
     Some(t)
 }
@@ -150,9 +153,9 @@ impl Angle {
     /// angle. `|z|` (`linear = 0`) maps `x, y` as `x, -y`; the identity (`k = 0`) keeps it.
     pub fn next(self, s: Slope) -> Self {
         match self {
+            _ if s.k == 0.0 => self,
             Angle::Acute(t) => Angle::Acute(next_angle(t, s.k)),
             Angle::Obtuse(p) if s.linear == 0.0 => Angle::Acute(next_angle(p, s.k)),
-            Angle::Obtuse(p) if s.k == 0.0 => Angle::Obtuse(p),
             Angle::Obtuse(p) => {
                 let minus = one_minus_cos(p) - s.k * sin_minus_z_cos(p) + s.linear * p.cos();
                 let plus = one_minus_cos(p) + s.k * (p.sin() + (PI - p) * p.cos());
@@ -731,5 +734,39 @@ mod tests {
         let relu = ntk_over_max_norm(&inputs(&x, n, d), &acts[0], 10);
         let alpha0 = ntk_over_max_norm(&inputs(&x, n, d), &leaky(0.0), 10);
         assert!(relu.relative_error(&alpha0) < 1e-14);
+    }
+
+    /// A theory run's embedding angles near 180 degrees (hundred-and-thirty-ninth hostile
+    /// round, D1: leaky ReLU at alpha -1 wrote 0 and at alpha 1 wrote 180 for rows 1e-8 from
+    /// opposite): under `|z|` (alpha -1) rows `psi` from opposite map as rows `psi` from
+    /// parallel (`|-y| = |y|`), the identity (alpha 1) keeps every angle to the last bit, and
+    /// at a supplement where the cosines hold their digits (0.3 radians) every slope agrees
+    /// with the arccos of the cosine recursion `cos t' = k sin t + (1 - k t) cos t` to 1e-12.
+    #[test]
+    fn embedding_angles_near_opposite_keep_the_supplement() {
+        for psi in [1e-12, 1e-8, 1e-3, 0.05] {
+            let opposite = homogeneous_embedding_angles(&leaky(-1.0), Angle::Obtuse(psi), 3);
+            let parallel = homogeneous_embedding_angles(&leaky(-1.0), Angle::Acute(psi), 3);
+            assert_eq!(
+                opposite.as_ref().unwrap()[1..],
+                parallel.as_ref().unwrap()[1..]
+            );
+            assert!(parallel.unwrap()[1].degrees() > 0.0);
+            let kept = homogeneous_embedding_angles(&leaky(1.0), Angle::Obtuse(psi), 3).unwrap();
+            assert!(kept.iter().all(|a| *a == Angle::Obtuse(psi)), "{kept:?}");
+        }
+        for alpha in [-1.0, -0.5, 0.0, 0.5, 1.0] {
+            let s = slope(&leaky(alpha)).unwrap();
+            let got = homogeneous_embedding_angles(&leaky(alpha), Angle::Obtuse(0.3), 4).unwrap();
+            let mut t = PI - 0.3;
+            for (l, a) in got.iter().enumerate().skip(1) {
+                let c = s.k * t.sin() + (1.0 - s.k * t) * t.cos();
+                t = c.clamp(-1.0, 1.0).acos();
+                assert!(
+                    (a.radians() - t).abs() < 1e-12,
+                    "alpha {alpha} layer {l}: {a:?} vs {t}"
+                );
+            }
+        }
     }
 }

@@ -392,3 +392,27 @@ fn values_read_before_they_are_defined_and_inputs_read_by_none_are_refused() {
         "{text}"
     );
 }
+
+/// A graph output that names no defined value, or an initializer, is refused naming it
+/// (hundred-and-thirty-ninth hostile round, D4: "the graph has 0 outputs"; its second
+/// review's N2: an initializer as the output was said to have a zero NTK); a graph with no
+/// output at all is still said to have 0.
+#[test]
+fn graph_outputs_name_a_value_a_node_writes() {
+    let text = load_edited("output_undefined.onnx", |m| {
+        m.output[0].name = "q".into();
+    });
+    assert!(
+        text.contains("the graph output 'q' is defined by no graph input, initializer or node"),
+        "{text}"
+    );
+    let text = load_edited("output_initializer.onnx", |m| {
+        m.output[0].name = m.initializer[2].name.clone();
+    });
+    assert!(
+        text.contains("the graph output '2.weight' is an initializer, a constant of the file"),
+        "{text}"
+    );
+    let text = load_edited("no_output.onnx", |m| m.output.clear());
+    assert!(text.contains("the graph has 0 outputs"), "{text}");
+}

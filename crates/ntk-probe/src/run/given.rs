@@ -108,7 +108,6 @@ impl Given {
                 let shown = ntk_runs::quote::controls_escaped(&name);
                 let differences = ntk_model::export::config_differences(&net, &bytes)
                     .unwrap_or_else(|why| {
-                        let why: String = why.chars().take(120).collect();
                         eprintln!(
                             "warning: probe.weights = {shown}: the config the file records \
                              (its ntk_model_config metadata) cannot be compared ({why}), so it \

@@ -301,6 +301,20 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     if probe_made {
         return Ok(());
     }
+    // A summary this user cannot read is said as such, not called another tool's
+    // (hundred-and-thirty-ninth hostile round, second review, D2: "no probe summary.json
+    // beside it" of every file where summary.json was mode 000).
+    // Opened only where it is a regular file (a FIFO's open would wait for a writer).
+    let summary = dir.join("summary.json");
+    if std::fs::symlink_metadata(&summary).is_ok_and(|m| m.is_file())
+        && let Err(source) = std::fs::File::open(&summary)
+    {
+        return Err(ntk_files::Error::Read {
+            path: summary,
+            source,
+        }
+        .into());
+    }
     refuse_foreign(
         dir,
         names
@@ -1049,14 +1063,11 @@ fn summarize_from(
     let interval = interval.or(blocks_interval);
     // Embedding angles below their layer outputs' rounding are null, and said
     // (hundred-and-thirty-seventh hostile round, D1).
-    let precision = match cfg.probe.method {
-        Method::Theory => Precision::F64,
-        _ => compute.precision,
-    };
+    let theory = cfg.probe.method == Method::Theory;
     let unresolved = |what: &str, theta: &Option<Vec<_>>| {
         theta
             .as_deref()
-            .and_then(|t| reported::unresolved_embedding_note(what, t, precision))
+            .and_then(|t| reported::unresolved_embedding_note(what, t, (compute.precision, theory)))
     };
     let embedding_min_note = unresolved("embedding_min_angle_deg", &angles.embedding_min);
     let pair_embedding_note = cfg

@@ -3,6 +3,7 @@
 
 use super::*;
 use ntk_kernel::embedding::{self, EmbeddingAngle};
+use ntk_kernel::theory::relu_angles::Angle;
 
 /// The angles a probe reports: the minimum model-gradient angle over the set, and with
 /// `probe.embedding_angles` / `probe.pair` the layer embedding angles (MLPs only).
@@ -279,7 +280,7 @@ fn min_embedding_angles(
         let act = mlp.activation();
         if let EmbeddingAngle::Deg(t0) = first
             && ntk_kernel::theory::on_inputs::increasing_in_the_input_angle(act)
-            && let Some(t) = theory_angle_map(mlp, t0)?
+            && let Some(t) = theory_angle_map(mlp, Angle::of_degrees(t0))?
         {
             return Ok(t);
         }
@@ -308,8 +309,9 @@ fn pair_embedding_angles(
     let row = |k: usize| &inputs.x[k * d..(k + 1) * d];
     if cfg.probe.method == Method::Theory {
         let first = embedding::input_angle_deg(row(i), row(j));
-        if let EmbeddingAngle::Deg(t0) = first
-            && let Some(t) = theory_angle_map(mlp, t0)?
+        let theta_0 = ntk_kernel::theory::relu_angles::rows_angle(row(i), row(j));
+        if let EmbeddingAngle::Deg(_) = first
+            && let Some(t) = theory_angle_map(mlp, theta_0)?
         {
             return Ok(t);
         }
@@ -330,20 +332,21 @@ fn pair_embedding_angles(
     ))
 }
 
-/// `theta_0 .. theta_L` of inputs at `theta_0` degrees by the activation's angle map, exact
-/// at every angle ([`ntk_kernel::theory::relu_angles::homogeneous_embedding_angles`]:
-/// ReLU, leaky ReLU, the identity); `None` for another activation. The network's theory
-/// scaling is checked first, as [`theory_grams`] checks it.
-fn theory_angle_map(mlp: &Mlp, theta_0: f64) -> crate::Result<Option<Vec<EmbeddingAngle>>> {
+/// `theta_0 .. theta_L` of inputs at angle `theta_0` by the activation's angle map, exact
+/// at every angle, near 0 and near 180 degrees alike
+/// ([`ntk_kernel::theory::relu_angles::homogeneous_embedding_angles`]: ReLU, leaky ReLU, the
+/// identity); `None` for another activation. The network's theory scaling is checked
+/// first, as [`theory_grams`] checks it.
+fn theory_angle_map(mlp: &Mlp, theta_0: Angle) -> crate::Result<Option<Vec<EmbeddingAngle>>> {
     theory_scaling(mlp)?;
     let map = ntk_kernel::theory::relu_angles::homogeneous_embedding_angles(
         mlp.activation(),
-        theta_0.to_radians(),
+        theta_0,
         mlp.depth(),
     );
     Ok(map.map(|t| {
         t.into_iter()
-            .map(|r| EmbeddingAngle::Deg(r.to_degrees()))
+            .map(|a| EmbeddingAngle::Deg(a.degrees()))
             .collect()
     }))
 }
@@ -393,12 +396,15 @@ fn theory_grams(mlp: &Mlp, inputs: &Inputs) -> crate::Result<Vec<Kernel>> {
     Ok(grams)
 }
 
-/// The notes of embedding angles that are null: not resolved (nearer 0 or 180 degrees than
-/// the layer outputs' rounding, [`ntk_kernel::embedding::error_rad`]), naming the layers.
+/// The notes of embedding angles that are null: not resolved, naming the layers: of a
+/// network, nearer 0 or 180 degrees than the layer outputs' rounding
+/// ([`ntk_kernel::embedding::error_rad`]); of a theory run (`theory`), than the recursion's
+/// Gram matrices' cosines ([`gram_angle`]; hundred-and-thirty-ninth hostile round, second
+/// review, N3: the note spoke of layer outputs and fan-in there).
 pub(super) fn unresolved_embedding_note(
     what: &str,
     theta: &[EmbeddingAngle],
-    precision: Precision,
+    (precision, theory): (Precision, bool),
 ) -> Option<String> {
     let layers: Vec<(usize, f64)> = theta
         .iter()
@@ -410,10 +416,19 @@ pub(super) fn unresolved_embedding_note(
         .collect();
     let &(last, largest) = layers.last()?;
     let names: Vec<String> = layers.iter().map(|(l, _)| l.to_string()).collect();
+    let (source, bound) = match theory {
+        true => (
+            "the infinite-width recursion's layer Gram matrices, computed in f64,".to_string(),
+            "l + 1 ulps of their correlation",
+        ),
+        false => (
+            format!("the layer outputs, computed in {precision},"),
+            "sqrt(l fan-in) / 2 ulps",
+        ),
+    };
     Some(format!(
-        "{what}: theta_l is null at layer {}: nearer 0 or 180 degrees than the layer \
-         outputs, computed in {precision}, resolve (about {largest:.1e} degrees at layer \
-         {last}, sqrt(l fan-in) / 2 ulps)",
+        "{what}: theta_l is null at layer {}: nearer 0 or 180 degrees than {source} resolve \
+         (about {largest:.1e} degrees at layer {last}, {bound})",
         names.join(", ")
     ))
 }

@@ -1465,6 +1465,44 @@ fn a_resnet_on_images_of_another_size_is_refused_by_the_dry_run() {
     assert!(!out.exists());
 }
 
+/// A probe's summary.json its user cannot read is said as such, run, resume and dry run,
+/// not called another tool's (hundred-and-thirty-ninth hostile round, second review, D2:
+/// "no probe summary.json beside it" of every file). Run without the capability to read
+/// past a file's mode (`setpriv`, where it is; as root no mode stops a read).
+#[test]
+fn an_unreadable_summary_is_said_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "tiny.toml", TINY);
+    let out = dir.path().join("out");
+    assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
+    let summary = out.join("summary.json");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut can = std::process::Command::new("setpriv");
+    if !can
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return;
+    }
+    for extra in [&[][..], &["--resume"][..], &["--dry-run"][..]] {
+        let o = std::process::Command::new("setpriv")
+            .args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(ntk_args(&cfg, &out, extra))
+            .env_remove("NTK_MAX_MEMORY")
+            .output()
+            .unwrap();
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &o,
+            &["summary.json: cannot read: Permission denied"],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("beside it"));
+    }
+}
+
 /// The third review's probe cases (issue 29): a user's files named like a probe's are
 /// never replaced; a ResNet whose images are not the file's (same count, another layout)
 /// is refused; BatchNorm's batch statistics with the blocks protocol, and the training-only

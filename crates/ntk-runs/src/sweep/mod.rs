@@ -538,17 +538,24 @@ fn plan<S: Sweep>(sweep: &S, points: &[S::Point], shard: Shard) -> Result<Vec<Pl
     let mut planned = Vec::new();
     for (index, point) in points.iter().enumerate() {
         if shard.owns(index) {
-            let mut state = sweep.state(point)?;
-            if matches!(state, State::New | State::Partial)
-                && Failure::is_ours(&sweep.dir(point))
-                && let Some(f) = Failure::read(&sweep.dir(point))
-            {
-                state = State::Failed(f.reason);
-            }
+            let state = point_state(sweep, point)?;
             planned.push(Planned { index, state });
         }
     }
     Ok(planned)
+}
+
+/// The state of `point` on disk ([`Sweep::state`]), failed where its last attempt recorded
+/// a failure.
+fn point_state<S: Sweep>(sweep: &S, point: &S::Point) -> Result<State, S::Error> {
+    let state = sweep.state(point)?;
+    if matches!(state, State::New | State::Partial)
+        && Failure::is_ours(&sweep.dir(point))
+        && let Some(f) = Failure::read(&sweep.dir(point))
+    {
+        return Ok(State::Failed(f.reason));
+    }
+    Ok(state)
 }
 
 /// Why each stale point of `planned` is stale, in plan order.

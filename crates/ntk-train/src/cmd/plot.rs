@@ -19,7 +19,9 @@ pub(crate) fn plot_cmd(
         None => dir,
     };
     let log = ntk_train::report::draws_log(out, args.style.log);
-    let mut figures = ntk_train::report::plan_figures(dir, &runs, log, args.style.title.as_deref());
+    let best = ntk_train::report::choose(&runs);
+    let mut figures =
+        ntk_train::report::plan_figures(dir, (&runs, &best), log, args.style.title.as_deref());
     // The convergence figure where a run predicts, as `collect` draws it.
     let convergence = ntk_train::convergence::rows(&runs);
     figures.extend(ntk_train::report::convergence_figure(
@@ -30,7 +32,6 @@ pub(crate) fn plot_cmd(
     // What the figures leave out, and why, as `collect` says it (fifty-fifth hostile round,
     // D1: a sweep's configuration whose seed was interrupted was missing from the figures
     // without a word); one run's own directory is drawn as it stands, and says so.
-    let best = ntk_train::report::choose(&runs);
     match runs.as_slice() {
         [run] if run.id.is_empty() => {
             if best.is_empty() {

@@ -261,11 +261,11 @@ the mean of those that went on"
 /// those with data only, for [`save_figures`] to write once their places are checked.
 pub fn plan_figures(
     dir: &Path,
-    runs: &[RunRecord],
+    (runs, best): (&[RunRecord], &[BestRow]),
     log_y: bool,
     title: Option<&str>,
 ) -> Vec<(&'static str, Figure)> {
-    let mut curves = curves(runs, &choose(runs));
+    let mut curves = curves(runs, best);
     // One run's own directory is drawn as it stands, finished or not (fifty-fifth hostile
     // round, D1: an interrupted or diverged run had "no finite epoch to plot").
     if let ([run], true) = (runs, curves.is_empty())

@@ -28,9 +28,12 @@ mod selection;
 
 use figures::data_title;
 pub use figures::{plan_figures, save_figures, unended};
-pub use runs::{RunRecord, read_run, read_runs, read_runs_except};
+pub use runs::{MissingRun, RunRecord, read_run, read_runs, read_runs_except};
 pub(crate) use runs::{config_edited, metrics_disagree};
-pub use selection::{Choice, Selection, choose, choose_rate, compared_runs, left_out};
+pub use selection::{
+    Choice, Selection, choose, choose_planned, choose_rate, choose_rate_planned, compared_runs,
+    left_out, left_out_planned,
+};
 
 /// A run's state in `sweep.csv`: how it ended, or why it has no summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -144,24 +147,25 @@ pub fn collect(
     allow_mixed: bool,
     title: Option<&str>,
 ) -> crate::Result<Vec<PathBuf>> {
-    collect_as(out, log_y, allow_mixed, title, Layout::Screen)
+    collect_as(out, (log_y, title, Layout::Screen), allow_mixed, &[])
 }
 
-/// [`collect`] with the figures in `layout`.
+/// [`collect`] with the figures' log axis, title and layout, and the runs the sweep's config
+/// plans that have no result (`missing`, of `collect --config`): a rate choice or a row of
+/// best.csv that would read one waits for it ([`choose_planned`]).
 pub fn collect_as(
     out: &Path,
-    log_y: bool,
+    (log_y, title, layout): (bool, Option<&str>, Layout),
     allow_mixed: bool,
-    title: Option<&str>,
-    layout: Layout,
+    missing: &[MissingRun],
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     runs::warn_files_at_run_names(out);
     check_mergeable(out, &runs, allow_mixed)?;
     let log_y = draws_log(out, log_y);
-    let best = choose(&runs);
-    for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
+    let best = choose_planned(&runs, missing);
+    for ((depth, activation, normalization), why) in left_out_planned(&runs, &best, missing) {
         eprintln!(
             "warning: {}: depth {depth} {activation} {normalization} is not in best.csv or \
              compare.csv: {why}",
@@ -237,7 +241,7 @@ pub fn collect_as(
         })
         .collect();
     let compare = seeds::compare(&runs, &chosen, threshold);
-    let mut figures = plan_figures(out, &runs, log_y, title);
+    let mut figures = plan_figures(out, (&runs, &best), log_y, title);
     let convergence = crate::convergence::rows(&runs);
     figures.extend(convergence_figure(&runs, &convergence, title));
     // Exactly the places this collect writes, before it writes the first; then the write

@@ -188,6 +188,41 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     })
 }
 
+/// A run the sweep's config plans that has no result in the directory (`collect
+/// --config`): a rate choice or a row that would read it waits for it, as for a run that
+/// has not ended (hundred-and-thirty-ninth hostile round, D2: best.csv chose the other rate
+/// of two, called it `single_rate`, where the selection seed's run at one was missing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MissingRun {
+    pub depth: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub seed: u64,
+}
+
+impl MissingRun {
+    /// The run of `cfg`, labelled as its record would be ([`network_labels`]).
+    pub fn of(cfg: &TrainConfig) -> crate::Result<Self> {
+        let (depth, activation, normalization, seed) = network_labels(cfg)?;
+        Ok(Self {
+            depth,
+            activation,
+            normalization,
+            lr: cfg.optim.lr,
+            seed,
+        })
+    }
+
+    pub(super) fn key(&self) -> (usize, String, String) {
+        (
+            self.depth,
+            self.activation.clone(),
+            self.normalization.clone(),
+        )
+    }
+}
+
 /// A run's network as its tables group it: depth, activation, normalization and the seed
 /// that makes its runs independent, from its recorded config: the initialization's seed,
 /// or for an ONNX network (depth 0, `onnx`, `none`, as `ntk_model::NetSpec` says of it,

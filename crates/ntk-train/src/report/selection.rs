@@ -20,6 +20,9 @@
 //!   its own rate, as the rate `n / lambda_max` of experiments/convergence does): the rate
 //!   with the lowest mean final loss over its seeds, as before this rule.
 //!
+//! With `collect --config` the grid is the config's: a run it plans that has no result
+//! ([`MissingRun`]) is waited for wherever a run not ended would be.
+//!
 //! A rate a selection seed chose at its grid's smallest or largest value is flagged
 //! (`at_grid_edge`): the next rate beyond the edge belongs in the grid before the choice
 //! is trusted.
@@ -29,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ntk_runs::stats::mean;
 use serde::Serialize;
 
-use super::{BestRow, Key, RunRecord};
+use super::{BestRow, Key, MissingRun, RunRecord};
 use crate::seeds::{self, SeedRun};
 
 /// How a configuration's rate was chosen, and so which seeds its row reports.
@@ -100,9 +103,22 @@ fn eligible(r: &RunRecord) -> Option<f64> {
     SeedRun::finished(r).then(|| r.final_loss()).flatten()
 }
 
-/// The choice for one configuration's runs (all at the configuration's key).
+/// The choice for one configuration's runs (all at the configuration's key), without a
+/// config's plan: [`choose_rate_planned`] with no missing run.
 pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
-    let grid: BTreeSet<u64> = runs.iter().map(|r| r.lr.to_bits()).collect();
+    choose_rate_planned(runs, &[])
+}
+
+/// The choice for one configuration's runs and the runs its config plans that have no
+/// result (`missing`; all at the configuration's key): the grid is the rates of both, and a
+/// choice that would read a missing run waits for it (`None`), as for a run not ended.
+pub fn choose_rate_planned(runs: &[&RunRecord], missing: &[&MissingRun]) -> Option<Choice> {
+    let grid: BTreeSet<u64> = runs
+        .iter()
+        .map(|r| r.lr)
+        .chain(missing.iter().map(|m| m.lr))
+        .map(f64::to_bits)
+        .collect();
     let edges = |lr: f64| {
         let lrs: Vec<f64> = grid.iter().map(|b| f64::from_bits(*b)).collect();
         let (lo, hi) = lrs
@@ -122,28 +138,34 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
         });
     }
     let mut lrs_of_seed: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
-    for r in runs {
-        lrs_of_seed
-            .entry(r.seed)
-            .or_default()
-            .insert(r.lr.to_bits());
+    for (seed, lr) in runs
+        .iter()
+        .map(|r| (r.seed, r.lr))
+        .chain(missing.iter().map(|m| (m.seed, m.lr)))
+    {
+        lrs_of_seed.entry(seed).or_default().insert(lr.to_bits());
     }
     // A seed whose every run diverged chose nothing: the next seed that ran the grid
     // chooses, and the diverged one is counted at the chosen rate (ninth hostile round: the
-    // configuration was left out of best.csv and compare.csv, silently).
-    let chose_nothing = |seed: u64| runs.iter().filter(|r| r.seed == seed).all(|r| r.diverged());
+    // configuration was left out of best.csv and compare.csv, silently). A seed with a
+    // missing run has not chosen yet.
+    let missing_of = |seed: u64| missing.iter().any(|m| m.seed == seed);
+    let chose_nothing = |seed: u64| {
+        !missing_of(seed) && runs.iter().filter(|r| r.seed == seed).all(|r| r.diverged())
+    };
     let selection_seed = lrs_of_seed
         .iter()
         .filter(|(_, lrs)| **lrs == grid)
         .map(|(s, _)| *s)
         .find(|s| !chose_nothing(*s));
     // A choice waits for the runs it reads: one not ended (running, interrupted, failed)
-    // would have been passed over, and another rate chosen without a word
-    // (hundred-and-thirty-seventh hostile round, N1: a run's summary.json removed moved
-    // best.csv's rate from 2.0 to 0.5). `left_out` says why the configuration has no row.
+    // or planned and missing would have been passed over, and another rate chosen without
+    // a word (hundred-and-thirty-seventh hostile round, N1: a run's summary.json removed
+    // moved best.csv's rate from 2.0 to 0.5; hundred-and-thirty-ninth, D2: a planned run
+    // missing did). `left_out` says why the configuration has no row.
     let unended = |r: &RunRecord| !r.finished() && !r.diverged();
     let Some(seed) = selection_seed else {
-        if runs.iter().any(|r| unended(r)) {
+        if runs.iter().any(|r| unended(r)) || !missing.is_empty() {
             return None;
         }
         return pooled(runs).map(|lr| Choice {
@@ -155,7 +177,7 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
             at_grid_edge: false,
         });
     };
-    if runs.iter().filter(|r| r.seed == seed).any(|r| unended(r)) {
+    if missing_of(seed) || runs.iter().filter(|r| r.seed == seed).any(|r| unended(r)) {
         return None;
     }
     let (lr, loss) = runs
@@ -204,15 +226,28 @@ pub fn compared_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecor
 
 /// The chosen rate of each configuration, with the compared seeds' spread and speed.
 pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
+    choose_planned(runs, &[])
+}
+
+/// The runs of `missing` at configuration `key`.
+fn missing_at<'a>(missing: &'a [MissingRun], key: &Key) -> Vec<&'a MissingRun> {
+    missing.iter().filter(|m| m.key() == *key).collect()
+}
+
+/// [`choose`] with the runs a config plans that have no result (`missing`): a row that
+/// would read one waits for it.
+pub fn choose_planned(runs: &[RunRecord], missing: &[MissingRun]) -> Vec<BestRow> {
     let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
     for r in runs {
         by_key.entry(r.key()).or_default().push(r);
     }
     let mut best = Vec::new();
-    for ((depth, activation, normalization), group) in by_key {
-        let Some(choice) = choose_rate(&group) else {
+    for (key, group) in by_key {
+        let waits_for = missing_at(missing, &key);
+        let Some(choice) = choose_rate_planned(&group, &waits_for) else {
             continue;
         };
+        let (depth, activation, normalization) = key;
         let lrs_diverged = group
             .iter()
             .filter(|r| r.diverged())
@@ -223,10 +258,14 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
         row.lrs_diverged = lrs_diverged;
         let compared = compared_runs(runs, &row);
         // A run still going, interrupted or failed has trained fewer epochs: the row waits
-        // for it.
+        // for it, and for a planned run of its seeds at its rate that is missing.
+        let held_out = row.held_out_seed();
         if compared
             .iter()
             .any(|r| !SeedRun::finished(*r) && !r.diverged())
+            || waits_for
+                .iter()
+                .any(|m| m.lr == row.lr && Some(m.seed) != held_out)
         {
             continue;
         }
@@ -255,6 +294,15 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
 /// for, or no rate it could be chosen at (every run that would choose one diverged). Said
 /// by `collect`, never left out silently.
 pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, &'static str)> {
+    left_out_planned(runs, best, &[])
+}
+
+/// [`left_out`] with the runs a config plans that have no result (`missing`).
+pub fn left_out_planned(
+    runs: &[RunRecord],
+    best: &[BestRow],
+    missing: &[MissingRun],
+) -> Vec<(Key, &'static str)> {
     let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
     for r in runs {
         by_key.entry(r.key()).or_default().push(r);
@@ -272,6 +320,8 @@ pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, &'static str)
                 .any(|r| !SeedRun::finished(*r) && !r.diverged());
             let why = if waiting {
                 "a run it needs has not ended (running, interrupted or failed: sweep.csv)"
+            } else if !missing_at(missing, &key).is_empty() {
+                "a run the config plans for it has no result (named above)"
             } else {
                 "no rate can be chosen: the runs that would choose one diverged (sweep.csv)"
             };

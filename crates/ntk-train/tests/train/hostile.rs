@@ -7788,4 +7788,48 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
         said.contains("a file named as a run's directory, not a run: not collected"),
         "{said}"
     );
+    // With the config, a planned run that is missing is waited for too, where the other
+    // rate was chosen as `single_rate` (hundred-and-thirty-ninth hostile round, D2).
+    std::fs::remove_file(&runs[0]).unwrap();
+    let o = train_cmd()
+        .arg("collect")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_ok("collect --config", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("1 of the config's 2 points has no result")
+            && said.contains(
+                "depth 1 relu none is not in best.csv or compare.csv: a run the config plans \
+                 for it has no result"
+            ),
+        "{said}"
+    );
+    let best = std::fs::read_to_string(out.join("best.csv")).unwrap();
+    assert!(best.lines().count() <= 1, "{best}");
+    // A symbolic link at the run's place is not followed with the config either, as
+    // without it (the same round's second review, N1: read through, it was refused as
+    // another config's run).
+    let other: PathBuf = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("lr5e-2"))
+        .unwrap();
+    std::os::unix::fs::symlink(&other, &runs[0]).unwrap();
+    let o = train_cmd()
+        .arg("collect")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_ok("collect --config beside a link", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("a symbolic link, never followed") && said.contains("blocked"),
+        "{said}"
+    );
 }
