@@ -254,8 +254,24 @@ pub fn atomic_write_with(
     let mut tmp_name = file_name.to_os_string();
     tmp_name.push(format!("{}{}", crate::outset::TMP_TAG, std::process::id()));
     let tmp = path.with_file_name(tmp_name);
+    // The file is made beside its target: where that is refused, the directory is what
+    // cannot be written, not the target (hundred-and-fortieth hostile round, second review,
+    // D2: a writable sweep.csv in a read-only directory was "Permission denied").
+    let beside = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::PermissionDenied if fs::symlink_metadata(&tmp).is_err() => {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "its directory is not writable (a file is written beside its target, then \
+                 moved into place): {e}"
+                ),
+            )
+        }
+        _ => e,
+    };
     let result = (|| {
-        let mut file = std::io::BufWriter::with_capacity(1 << 20, fs::File::create(&tmp)?);
+        let created = fs::File::create(&tmp).map_err(beside)?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, created);
         write(&mut file)?;
         let file = file.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;

@@ -87,6 +87,13 @@ pub fn with_equal_rows_at_0(
     min
 }
 
+/// Whether rows `i` and `j` of the row-major inputs `x` (`d` columns) are both there and
+/// equal (`-0.0` equal to `0.0`, as `==` has it).
+pub fn rows_equal(x: &[f64], d: usize, i: usize, j: usize) -> bool {
+    let row = |k: usize| x.get(k * d..(k + 1) * d);
+    d > 0 && row(i).is_some() && row(i) == row(j)
+}
+
 /// How finely a kernel resolves an angle near 0 or 180 degrees. Two roundings move it:
 /// - the kernel's products, in `products`: the correlation `c = K_ij / sqrt(K_ii K_jj)` is
 ///   known to `u = terms` ulps of that precision, so the angle formed as `arccos(c)` lies
@@ -195,15 +202,12 @@ impl Resolution {
     /// A smallest angle `min` (of [`min_angle`] or [`min_angle_of_rows`]) where it is
     /// resolved, or why not. The pair of two equal rows of `rows` (row-major `n x d`; their
     /// gradients are equal) is at 0 exactly, and resolved.
-    pub fn min_angle<'a>(
+    pub fn min_angle(
         &self,
         min: MinAngle,
-        rows: Option<(&'a [f64], usize)>,
+        rows: Option<(&[f64], usize)>,
     ) -> Result<MinAngle, (MinAngle, Unresolved)> {
-        let row = |x: &'a [f64], d: usize, i: usize| x.get(i * d..(i + 1) * d);
-        let equal = rows.is_some_and(|(x, d)| {
-            d > 0 && row(x, d, min.i).is_some() && row(x, d, min.i) == row(x, d, min.j)
-        });
+        let equal = rows.is_some_and(|(x, d)| rows_equal(x, d, min.i, min.j));
         if equal {
             return Ok(MinAngle { deg: 0.0, ..min });
         }

@@ -125,7 +125,7 @@ pub fn input_angle_deg(x: &[f64], y: &[f64]) -> EmbeddingAngle {
 /// The smallest `theta_0` over the pairs of the rows of `inputs` (f64, row-major `n x d`),
 /// as [`min_angles`] forms it.
 pub fn min_input_angle_deg(inputs: &[f64], d: usize) -> EmbeddingAngle {
-    let equal = |i: usize, j: usize| inputs[i * d..(i + 1) * d] == inputs[j * d..(j + 1) * d];
+    let equal = |i: usize, j: usize| crate::angles::rows_equal(inputs, d, i, j);
     min_of_rows((inputs, d), &equal, (Precision::F64, 0, d))
 }
 
@@ -139,7 +139,7 @@ pub fn min_angles(
     (inputs, d): (&[f64], usize),
     precision: Precision,
 ) -> Vec<EmbeddingAngle> {
-    let equal = |i: usize, j: usize| inputs[i * d..(i + 1) * d] == inputs[j * d..(j + 1) * d];
+    let equal = |i: usize, j: usize| crate::angles::rows_equal(inputs, d, i, j);
     let mut fan_in = d;
     let mut out = vec![min_of_rows((inputs, d), &equal, (precision, 0, fan_in))];
     for (l, (m, a)) in layer_outputs(mlp, x).into_iter().enumerate() {

@@ -298,12 +298,72 @@ pub fn largest_magnitude<N: Named>(net: &N) -> f64 {
 /// How many of the tensors a file holds beyond the network's a refusal names (then a count).
 const NAMED_UNUSED: usize = 5;
 
+/// The first tensor of a safetensors file's header whose data type, shape and offsets do not
+/// agree, in words, where the safetensors reader's own error names none (hundred-and-
+/// fortieth hostile round, second review, N3: "invalid shape, data type, or offset for
+/// tensor"); `None` where the header cannot be read as one or every tensor agrees.
+fn header_culprit(bytes: &[u8]) -> Option<String> {
+    let n = usize::try_from(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).ok()?;
+    let end = 8usize.checked_add(n)?;
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(bytes.get(8..end)?).ok()?;
+    let data = bytes.len() - end;
+    for (name, info) in header.iter().filter(|(k, _)| *k != "__metadata__") {
+        let dtype = info.get("dtype")?.as_str()?;
+        let size: usize = match dtype {
+            "F64" | "I64" | "U64" => 8,
+            "F32" | "I32" | "U32" => 4,
+            "F16" | "BF16" | "I16" | "U16" => 2,
+            "I8" | "U8" | "BOOL" | "F8_E4M3" | "F8_E5M2" => 1,
+            _ => {
+                return Some(format!(
+                    "tensor `{name}` has the data type {dtype:?}, which safetensors does not \
+                     define"
+                ));
+            }
+        };
+        let shape: Vec<usize> = info
+            .get("shape")?
+            .as_array()?
+            .iter()
+            .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
+            .collect::<Option<_>>()?;
+        let offsets: Vec<usize> = info
+            .get("data_offsets")?
+            .as_array()?
+            .iter()
+            .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
+            .collect::<Option<_>>()?;
+        let [begin, stop] = offsets[..] else {
+            return None;
+        };
+        let need = shape
+            .iter()
+            .try_fold(size, |acc, &d| acc.checked_mul(d))
+            .map_or_else(
+                || "more than any file holds".to_string(),
+                |b| format!("{b}"),
+            );
+        if stop < begin || stop > data || need != (stop - begin).to_string() {
+            return Some(format!(
+                "tensor `{name}` ({dtype}, shape {shape:?}) has the data offsets [{begin}, \
+                 {stop}] of a data section of {data} bytes, where its data type and shape \
+                 take {need} bytes"
+            ));
+        }
+    }
+    None
+}
+
 /// [`load`] from the file's bytes; `name` is the file, for messages.
 pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, ModelError> {
     let p = name.to_string();
     let st = SafeTensors::deserialize(bytes).map_err(|e| ModelError::Weights {
         path: p.clone(),
-        reason: format!("not a safetensors file: {e}"),
+        reason: match header_culprit(bytes) {
+            Some(culprit) => format!("not a safetensors file ({e}): {culprit}"),
+            None => format!("not a safetensors file: {e}"),
+        },
     })?;
     let mut used = std::collections::HashSet::new();
     used.extend(net.derived());
@@ -576,6 +636,16 @@ mod tests {
                 "{why}"
             );
         }
+        // A tensor whose data type does not fit its bytes is named (hundred-and-fortieth
+        // hostile round, second review, N3).
+        write_tensors(mlp.tensors(), mlp.config_json(), &path, ExportDType::F64).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"\"F64\"").unwrap();
+        bytes[at + 2..at + 4].copy_from_slice(b"16");
+        let e = load_bytes(mlp.clone(), &bytes, "w.safetensors")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tensor `") && e.contains("(F16, shape"), "{e}");
         // A value that is no object is shortened, the reason is not (hundred-and-thirty-
         // ninth hostile round, N1).
         let why = differences(format!("[{}]", "1, ".repeat(100) + "1")).unwrap_err();

@@ -286,7 +286,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
         .output
         .first()
         .map_or(output.as_str(), |o| o.name.as_str());
-    check_parameters_reach(path, &steps, &output, shown, builder.params.len())?;
+    check_parameters_reach(path, &steps, (&output, shown), &builder.param_names)?;
     Ok(Loaded {
         program: Program {
             path: path.to_path_buf(),
@@ -346,10 +346,11 @@ fn with_onnx_defaults<'a>(
 fn check_parameters_reach(
     path: &Path,
     steps: &[Step],
-    output: &str,
-    shown: &str,
-    params: usize,
+    (output, shown): (&str, &str),
+    names: &[String],
 ) -> Result<()> {
+    let params = names.len();
+    let mut reached: HashSet<usize> = HashSet::new();
     let mut needed: HashSet<&str> = HashSet::from([output]);
     for step in steps.iter().rev() {
         let computes = step
@@ -362,13 +363,41 @@ fn check_parameters_reach(
         }
         for operand in &step.inputs {
             match operand {
-                Operand::Param { .. } => return Ok(()),
+                Operand::Param { index, .. } => {
+                    reached.insert(*index);
+                }
                 Operand::Value(name) => {
                     needed.insert(name.as_str());
                 }
                 Operand::Const(_) | Operand::Absent => {}
             }
         }
+    }
+    // Parameters the output does not read: counted as the network's, with a zero NTK
+    // contribution and training that leaves them as they are (hundred-and-fortieth
+    // hostile round, N1: an intermediate value as the output, the dead Gemm's 33 counted).
+    if !reached.is_empty() && reached.len() < params {
+        let dead: Vec<String> = (0..params)
+            .filter(|i| !reached.contains(i))
+            .map(|i| format!("'{}'", names[i]))
+            .collect();
+        let more = match dead.len() {
+            n if n > 5 => format!(" and {} more", n - 5),
+            _ => String::new(),
+        };
+        return Err(OnnxError::Interface {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the parameter tensor(s) {}{more} feed only nodes its output '{shown}' does not \
+                 read: they would be counted as the network's with a zero NTK, and training \
+                 would leave them as they are; export the graph with the output its last node \
+                 writes, or without those nodes",
+                dead[..dead.len().min(5)].join(", ")
+            ),
+        });
+    }
+    if !reached.is_empty() {
+        return Ok(());
     }
     let reason = if params == 0 {
         format!(

@@ -353,12 +353,15 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
 }
 
 /// The state of the run in `dir` for the config with provenance `now`: done (finished or
-/// diverged, by this config), partial (a checkpoint to resume from), new, or stale.
-pub fn run_state(dir: &Path, now: &Provenance) -> State {
+/// diverged, by this config), partial (a checkpoint to resume from), new, or stale. `holder`:
+/// a sweep's point or a single run's `--out`, whose remedy for a file this user may not read
+/// differs (hundred-and-fortieth hostile round, second review, N4: a single run was told to
+/// move "the point out of runs/").
+pub fn run_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
     let expected = [(dir.join("summary.json"), now)];
-    match sweep::state::<TrainSummary>(&expected, REDO, sweep::Holder::Point) {
-        State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
-        State::Done => finished_state(dir, now),
+    match sweep::state::<TrainSummary>(&expected, REDO, holder) {
+        State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now, holder),
+        State::Done => finished_state(dir, now, holder),
         state => state,
     }
 }
@@ -375,7 +378,7 @@ const REDO: &str = "pass --recompute to train the run again";
 /// earlier model read `done`). Stale otherwise, so that the dry run says so and
 /// `--recompute` trains the run again. A run with neither (removed to save space) is done:
 /// its tables need no model.
-fn finished_state(dir: &Path, now: &Provenance) -> State {
+fn finished_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
     let pointer_path = dir.join("checkpoint.json");
     if !pointer_path.exists() {
         return if crate::checkpoint::has_kept_epochs(dir) {
@@ -388,7 +391,7 @@ fn finished_state(dir: &Path, now: &Provenance) -> State {
             State::Done
         };
     }
-    let pointer = match verified_pointer(dir, now) {
+    let pointer = match verified_pointer(dir, now, holder) {
         Ok(Some(p)) => p,
         Ok(None) => return State::Done,
         Err(stale) => return stale,
@@ -416,8 +419,8 @@ fn finished_state(dir: &Path, now: &Provenance) -> State {
 /// checksum, every file's SHA-256, the epoch against its metrics), stale otherwise
 /// (another config's, unreadable or damaged), so that `--dry-run` says so and
 /// `--recompute` trains it again from scratch.
-fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
-    match verified_pointer(dir, now) {
+fn checkpoint_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
+    match verified_pointer(dir, now, holder) {
         Ok(_) => State::Partial,
         Err(stale) => stale,
     }
@@ -429,9 +432,10 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
 fn verified_pointer(
     dir: &Path,
     now: &Provenance,
+    holder: sweep::Holder,
 ) -> Result<Option<crate::checkpoint::Pointer>, State> {
     if let Some(locked) = unreadable_checkpoint_part(dir) {
-        return Err(sweep::unreadable_state(&locked, sweep::Holder::Point));
+        return Err(sweep::unreadable_state(&locked, holder));
     }
     let path = dir.join("checkpoint.json");
     let text = match ntk_files::io::read_to_string(&path) {
@@ -595,7 +599,11 @@ impl Sweep for TrainSweep<'_> {
 
     fn state(&self, point: &RunPoint) -> crate::Result<State> {
         let prov = train::run_provenance(&point.cfg, self.data, self.compute);
-        Ok(run_state(&point.dir(self.out), &prov))
+        let holder = match point.id.is_empty() {
+            true => sweep::Holder::Set,
+            false => sweep::Holder::Point,
+        };
+        Ok(run_state(&point.dir(self.out), &prov, holder))
     }
 
     fn clear(&self, point: &RunPoint) -> crate::Result<()> {
@@ -878,25 +886,25 @@ pub fn run(
 
 /// `collect DIR --config FILE`: every run of `cfg` found in `out` was made by `cfg` (its
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
-/// are like it). Runs not yet made are named on stderr and returned, for the report to
-/// wait for where a choice reads them ([`crate::report::MissingRun`]).
-pub fn check_collect(
-    cfg: &TrainConfig,
-    out: &Path,
-    compute: &Compute,
-) -> crate::Result<Vec<crate::report::MissingRun>> {
+/// are like it). Runs not yet made are named on stderr; the report waits for them where a
+/// choice reads them ([`planned_runs`]).
+pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
     with_sweep(
         cfg,
         out,
         compute,
         (RunOptions::default(), false),
-        |s, points| {
-            sweep::check_collect(s, points)?
-                .into_iter()
-                .map(|i| crate::report::MissingRun::of(&points[i].cfg))
-                .collect()
-        },
+        |s, points| sweep::check_collect(s, points),
     )
+}
+
+/// The runs `cfg` plans, as its tables label them, for its report to wait for those that
+/// have no result ([`crate::report::collect_as`]).
+pub fn planned_runs(cfg: &TrainConfig) -> crate::Result<Vec<crate::report::PlannedRun>> {
+    expand(cfg)?
+        .iter()
+        .map(|p| crate::report::PlannedRun::of(&p.id, &p.cfg))
+        .collect()
 }
 
 /// The runs of `cfg`, each checked against its data (labels beyond the outputs, inputs

@@ -416,3 +416,20 @@ fn graph_outputs_name_a_value_a_node_writes() {
     let text = load_edited("no_output.onnx", |m| m.output.clear());
     assert!(text.contains("the graph has 0 outputs"), "{text}");
 }
+
+/// Parameters the graph output does not read are refused, named (hundred-and-fortieth
+/// hostile round, N1: an intermediate value as the output ran, the dead Gemm's parameters
+/// counted as the network's).
+#[test]
+fn parameters_the_output_does_not_read_are_refused() {
+    let text = load_edited("dead_tail.onnx", |m| {
+        m.output[0].name = m.node[1].output[0].clone();
+    });
+    assert!(
+        text.contains(
+            "the parameter tensor(s) '2.weight', '2.bias', '4.weight', '4.bias' feed only nodes \
+             its output '/1/Relu_output_0' does not read"
+        ),
+        "{text}"
+    );
+}

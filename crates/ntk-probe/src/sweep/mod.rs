@@ -836,8 +836,7 @@ pub fn check_collect(
         collecting: true,
         ..ProbeSweep::new(cfg, out, &opts, false)?
     };
-    // The probe's tables choose nothing, so the points without a result only are named.
-    sweep::check_collect(&sweep, &cfg.points()).map(|_| ())
+    sweep::check_collect(&sweep, &cfg.points())
 }
 
 /// True for a file a sweep writes at its top level (tables, theory, figures and, in a

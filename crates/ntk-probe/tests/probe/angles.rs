@@ -222,6 +222,23 @@ fn theory_embedding_angles_keep_their_digits_or_are_null() {
                 "{name} layer {l}: {t} against {theta_0}"
             );
         }
+        // Leaky ReLU below 0, whose smallest angle need not be the nearest inputs': the
+        // minimum by the map as the pair is (hundred-and-fortieth hostile round, D1: the
+        // arccos of the recursion's cosines, above the pair's angle, or null).
+        for alpha in [-0.5, -1.0] {
+            let leaky = text.replace(
+                "activation = \"relu\"",
+                &format!("activation = \"leaky_relu\"\nactivation_param = {alpha:?}"),
+            );
+            let s = json_run(d, &format!("{name}_leaky{alpha}"), &leaky);
+            let pair = values(&s, "pair_embedding_angles_deg");
+            let min = values(&s, "embedding_min_angle_deg");
+            assert_eq!(pair, min, "{name} alpha {alpha}: {s}");
+            assert!(
+                pair.iter().all(Option::is_some),
+                "{name} alpha {alpha}: {s}"
+            );
+        }
         let tanh = text.replace("activation = \"relu\"", "activation = \"tanh\"");
         let s = json_run(d, &format!("{name}_tanh"), &tanh);
         let pair = values(&s, "pair_embedding_angles_deg");

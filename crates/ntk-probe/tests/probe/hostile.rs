@@ -1465,19 +1465,16 @@ fn a_resnet_on_images_of_another_size_is_refused_by_the_dry_run() {
     assert!(!out.exists());
 }
 
-/// A probe's summary.json its user cannot read is said as such, run, resume and dry run,
-/// not called another tool's (hundred-and-thirty-ninth hostile round, second review, D2:
-/// "no probe summary.json beside it" of every file). Run without the capability to read
-/// past a file's mode (`setpriv`, where it is; as root no mode stops a read).
+/// Permission errors name what is at fault, run without the capability to read or write
+/// past a file's mode (`setpriv`, where it is; as root no mode stops either):
+/// - a probe's summary.json its user cannot read is said as such, run, resume and dry run,
+///   not called another tool's (hundred-and-thirty-ninth hostile round, second review, D2:
+///   "no probe summary.json beside it" of every file);
+/// - a sweep's directory that cannot be written is named as such by `collect` and `plot`,
+///   where the writable table or figure was said "Permission denied" (hundred-and-fortieth
+///   hostile round, second review, D2).
 #[test]
-fn an_unreadable_summary_is_said_as_such() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = write(dir.path(), "tiny.toml", TINY);
-    let out = dir.path().join("out");
-    assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
-    let summary = out.join("summary.json");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
+fn permission_errors_name_what_is_at_fault() {
     let mut can = std::process::Command::new("setpriv");
     if !can
         .arg("--version")
@@ -1486,14 +1483,24 @@ fn an_unreadable_summary_is_said_as_such() {
     {
         return;
     }
-    for extra in [&[][..], &["--resume"][..], &["--dry-run"][..]] {
-        let o = std::process::Command::new("setpriv")
+    let without_override = |args: Vec<OsString>| {
+        std::process::Command::new("setpriv")
             .args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
             .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-            .args(ntk_args(&cfg, &out, extra))
+            .args(args)
             .env_remove("NTK_MAX_MEMORY")
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "tiny.toml", TINY);
+    let out = dir.path().join("out");
+    assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
+    mode(&out.join("summary.json"), 0o000).unwrap();
+    for extra in [&[][..], &["--resume"][..], &["--dry-run"][..]] {
+        let o = without_override(ntk_args(&cfg, &out, extra));
         assert_clean_error(
             &format!("{extra:?}"),
             &o,
@@ -1501,6 +1508,15 @@ fn an_unreadable_summary_is_said_as_such() {
         );
         assert!(!String::from_utf8_lossy(&o.stderr).contains("beside it"));
     }
+    let cfg = write(dir.path(), "sweep.toml", TINY_SWEEP);
+    let swept = dir.path().join("swept");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &swept, &[])));
+    mode(&swept, 0o555).unwrap();
+    for command in ["collect", "plot"] {
+        let o = without_override(vec![command.into(), swept.clone().into()]);
+        assert_clean_error(command, &o, &["its directory is not writable"]);
+    }
+    mode(&swept, 0o755).unwrap();
 }
 
 /// The third review's probe cases (issue 29): a user's files named like a probe's are

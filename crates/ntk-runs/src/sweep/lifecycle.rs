@@ -304,10 +304,8 @@ fn refuse_links(out: &Path) -> crate::Result<()> {
 /// `collect DIR --config FILE`: every result found in the directory was made by the config
 /// (its recorded fingerprint: another config's is an error naming the keys that differ)
 /// and is one of its points; the points without a result are named on stderr and left to
-/// the tables. Returns the indices of those points, for a table whose choices read them to
-/// wait for them (hundred-and-thirty-ninth hostile round, D2: best.csv chose another rate in
-/// place of a planned run that was not there).
-pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<Vec<usize>, S::Error> {
+/// the tables.
+pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::Error> {
     // A point reached through a symbolic link is not read, as `collect` without the config
     // never follows one (hundred-and-thirty-ninth hostile round, second review, N1: read
     // through, it was refused as another config's): it has no result here.
@@ -327,12 +325,7 @@ pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<Vec<usi
     refuse_stale_in_collect(&planned)?;
     warn_incomplete(&planned, &|i| sweep.label(&points[i]));
     let dirs: Vec<_> = points.iter().map(|p| sweep.dir(p)).collect();
-    refuse_foreign(&sweep.found()?, &dirs)?;
-    Ok(planned
-        .iter()
-        .filter(|p| !matches!(p.state, State::Done))
-        .map(|p| p.index)
-        .collect())
+    Ok(refuse_foreign(&sweep.found()?, &dirs)?)
 }
 
 /// The collect that follows a sweep's run in `out`: when points failed (`failed`), its error

@@ -47,7 +47,7 @@ pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 pub use proof::{Runs, SweepRuns, check_runs, check_sweep_out};
 pub use reports::{
     check_proven_figures, foresee_captions, foresee_stale_reports, keep_edited_captions,
-    record_reports, say_stale_figures_of, say_stale_reports, settle_captions,
+    record_reports, say_stale_figures_of, say_stale_reports, say_stale_reports_as, settle_captions,
 };
 
 /// The most points one sweep may have.

@@ -400,6 +400,13 @@ pub fn foresee_stale_reports(
         .collect()
 }
 
+/// [`say_stale_reports`] whose reasons (`why`) say in full why each file is not written
+/// now: a collect that holds configurations out of its figures while runs are waited for
+/// says so, not that their runs are gone (hundred-and-fortieth hostile round, D2).
+pub fn say_stale_reports_as(out: &Path, why: &dyn Fn(&str) -> Option<String>) {
+    settle(out, why, "");
+}
+
 /// [`say_stale_reports`] with `gone` after each reason.
 fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
     for ((why, fate), group) in fates(out, why, true) {

@@ -12,8 +12,8 @@ use crate::CliResult;
 /// `collect DIR`: with `--config`, the runs must be that config's (none made by another
 /// config); then the tables and figures.
 pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
-    // The runs the config plans that have no result, which best.csv's choices wait for.
-    let missing = if let Some(path) = &args.config {
+    // The runs the config plans, which best.csv's choices wait for where they have no result.
+    let planned = if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
         let src = overrides::Source::read(path)?;
         // The loader of `run` and `sweep`, so that its messages name the config as theirs do
@@ -34,7 +34,8 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
             Some(c) => c,
             None => backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?,
         };
-        sweep::check_collect(&cfg, &args.dir, &compute)?
+        sweep::check_collect(&cfg, &args.dir, &compute)?;
+        sweep::planned_runs(&cfg)?
     } else {
         Vec::new()
     };
@@ -43,7 +44,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         args.style.title.as_deref(),
         args.style.layout,
     );
-    for p in ntk_train::report::collect_as(&args.dir, style, args.allow_mixed, &missing)? {
+    for p in ntk_train::report::collect_as(&args.dir, style, args.allow_mixed, &planned)? {
         println!("wrote {}", p.shown());
     }
     Ok(())

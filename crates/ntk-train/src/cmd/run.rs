@@ -395,11 +395,16 @@ impl SweepCommand for TrainCommand<'_> {
     }
 
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
-        Ok(ntk_train::report::collect(
+        // The config's runs, so that best.csv waits for those of other shards or not made
+        // yet, as `collect --config` does (hundred-and-fortieth hostile round, second
+        // review, N1: a shard's tables chose on another seed than the whole sweep's).
+        let planned = ntk_train::sweep::planned_runs(self.cfg)?;
+        let style = (true, None, ntk_plot::Layout::Screen);
+        Ok(ntk_train::report::collect_as(
             out,
-            true,
+            style,
             self.allow_mixed,
-            None,
+            &planned,
         )?)
     }
 

@@ -28,11 +28,11 @@ mod selection;
 
 use figures::data_title;
 pub use figures::{plan_figures, save_figures, unended};
-pub use runs::{MissingRun, RunRecord, read_run, read_runs, read_runs_except};
+pub use runs::{PlannedRun, RunRecord, read_run, read_runs, read_runs_except};
 pub(crate) use runs::{config_edited, metrics_disagree};
 pub use selection::{
-    Choice, Selection, choose, choose_planned, choose_rate, choose_rate_planned, compared_runs,
-    left_out, left_out_planned,
+    Choice, Held, Selection, choose, choose_planned, choose_rate, choose_rate_planned,
+    compared_runs, left_out, left_out_planned,
 };
 
 /// A run's state in `sweep.csv`: how it ended, or why it has no summary.
@@ -151,21 +151,28 @@ pub fn collect(
 }
 
 /// [`collect`] with the figures' log axis, title and layout, and the runs the sweep's config
-/// plans that have no result (`missing`, of `collect --config`): a rate choice or a row of
-/// best.csv that would read one waits for it ([`choose_planned`]).
+/// plans (`planned`, of `collect --config` and a sweep's closing collect; empty where the
+/// config is not known): a rate choice or a row of best.csv that would read one that has
+/// no result waits for it ([`choose_planned`]).
 pub fn collect_as(
     out: &Path,
     (log_y, title, layout): (bool, Option<&str>, Layout),
     allow_mixed: bool,
-    missing: &[MissingRun],
+    planned: &[PlannedRun],
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     runs::warn_files_at_run_names(out);
     check_mergeable(out, &runs, allow_mixed)?;
     let log_y = draws_log(out, log_y);
-    let best = choose_planned(&runs, missing);
-    for ((depth, activation, normalization), why) in left_out_planned(&runs, &best, missing) {
+    let missing: Vec<PlannedRun> = planned
+        .iter()
+        .filter(|p| !runs.iter().any(|r| r.id == p.id))
+        .cloned()
+        .collect();
+    let best = choose_planned(&runs, &missing);
+    let held = left_out_planned(&runs, &best, &missing);
+    for ((depth, activation, normalization), why) in &held {
         eprintln!(
             "warning: {}: depth {depth} {activation} {normalization} is not in best.csv or \
              compare.csv: {why}",
@@ -263,7 +270,10 @@ pub fn collect_as(
         write_csv(&path, &convergence)?;
         written.push(path);
     }
-    say_stale(out, &names);
+    // Figures not drawn while configurations wait for runs say so, not that their runs are
+    // gone (hundred-and-fortieth hostile round, second review, D1).
+    let waiting = held.iter().any(|(_, why)| why.waits());
+    say_stale_held(out, &names, waiting);
     let drawn = save_figures(out, &figures, layout).map_err(|e| crate::Error::FiguresFailed {
         out: out.to_path_buf(),
         source: Box::new(e),
@@ -325,6 +335,15 @@ pub fn say_stale(out: &Path, names: &ReportNames) {
     say_stale_of(out, out, names);
 }
 
+/// [`say_stale`] where `waiting` says that configurations with runs are held out of the
+/// figures until runs their rate choice reads end or are made ([`Held::waits`]).
+fn say_stale_held(out: &Path, names: &ReportNames, waiting: bool) {
+    if !waiting {
+        return say_stale(out, names);
+    }
+    ntk_runs::sweep::say_stale_reports_as(out, &|name| stale_why_as(name, names, true));
+}
+
 /// [`say_stale`] for a plot of the runs in `from` into `out` (`plot --out`), whose figures
 /// standing there are not of `from` (eighty-ninth hostile round, N2).
 pub fn say_stale_of(out: &Path, from: &Path, names: &ReportNames) {
@@ -334,13 +353,29 @@ pub fn say_stale_of(out: &Path, from: &Path, names: &ReportNames) {
 /// Why the report file `name` is not written by a collect or plot that writes `names`;
 /// `None` where it is written, or is not a report file it could write.
 pub fn stale_why(name: &str, names: &ReportNames) -> Option<String> {
+    stale_why_as(name, names, false)
+}
+
+/// [`stale_why`], where `waiting` says that configurations are held out of the figures
+/// until runs their rate choice reads end or are made: a figure of the configurations'
+/// curves is not drawn for that, whatever the runs hold.
+fn stale_why_as(name: &str, names: &ReportNames, waiting: bool) -> Option<String> {
     // A plot writes figures only: the tables beside them are not its to speak of.
     let could = ReportNames {
         tables: names.tables,
         convergence: names.tables,
         stems: crate::files::FIGURE_STEMS.to_vec(),
     };
-    (could.writes(name) && !names.writes(name)).then(|| not_drawn_why(name).to_string())
+    let per_configuration =
+        !(name == "convergence.csv" || ntk_plot::is_figure_file(name, "convergence_rate"));
+    (could.writes(name) && !names.writes(name)).then(|| match (waiting, per_configuration) {
+        (true, true) => "no configuration here has a chosen rate to draw yet: best.csv waits \
+                         for runs its choice reads (the warnings above), so these show a \
+                         choice not made now"
+            .to_string(),
+        (true, false) => format!("{}, so these show runs that are gone", not_drawn_why(name)),
+        (false, _) => not_drawn_why(name).to_string(),
+    })
 }
 
 /// Why a report file ([`crate::files::is_report_file`]) is not written now, for [`say_stale`].

@@ -188,12 +188,16 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     })
 }
 
-/// A run the sweep's config plans that has no result in the directory (`collect
-/// --config`): a rate choice or a row that would read it waits for it, as for a run that
-/// has not ended (hundred-and-thirty-ninth hostile round, D2: best.csv chose the other rate
-/// of two, called it `single_rate`, where the selection seed's run at one was missing).
+/// A run a sweep's config plans (`collect --config`, a sweep's closing collect): where it
+/// has no result in the directory, a rate choice or a row that would read it waits for it,
+/// as for a run that has not ended (hundred-and-thirty-ninth hostile round, D2: best.csv
+/// chose the other rate of two, called it `single_rate`, where the selection seed's run at
+/// one was missing; hundred-and-fortieth, second review, N1: a shard's tables chose on
+/// another seed than the sweep's).
 #[derive(Clone, Debug, PartialEq)]
-pub struct MissingRun {
+pub struct PlannedRun {
+    /// Its directory's name under `runs/` (empty for a single run).
+    pub id: String,
     pub depth: usize,
     pub activation: String,
     pub normalization: String,
@@ -201,11 +205,12 @@ pub struct MissingRun {
     pub seed: u64,
 }
 
-impl MissingRun {
-    /// The run of `cfg`, labelled as its record would be ([`network_labels`]).
-    pub fn of(cfg: &TrainConfig) -> crate::Result<Self> {
+impl PlannedRun {
+    /// The run `id` of `cfg`, labelled as its record would be ([`network_labels`]).
+    pub fn of(id: &str, cfg: &TrainConfig) -> crate::Result<Self> {
         let (depth, activation, normalization, seed) = network_labels(cfg)?;
         Ok(Self {
+            id: id.to_string(),
             depth,
             activation,
             normalization,

@@ -20,8 +20,9 @@
 //!   its own rate, as the rate `n / lambda_max` of experiments/convergence does): the rate
 //!   with the lowest mean final loss over its seeds, as before this rule.
 //!
-//! With `collect --config` the grid is the config's: a run it plans that has no result
-//! ([`MissingRun`]) is waited for wherever a run not ended would be.
+//! Where the sweep's config is known (`collect --config`, a sweep's closing collect) the grid
+//! is the config's: a run it plans that has no result ([`PlannedRun`]) is waited for
+//! wherever a run not ended would be.
 //!
 //! A rate a selection seed chose at its grid's smallest or largest value is flagged
 //! (`at_grid_edge`): the next rate beyond the edge belongs in the grid before the choice
@@ -32,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ntk_runs::stats::mean;
 use serde::Serialize;
 
-use super::{BestRow, Key, MissingRun, RunRecord};
+use super::{BestRow, Key, PlannedRun, RunRecord};
 use crate::seeds::{self, SeedRun};
 
 /// How a configuration's rate was chosen, and so which seeds its row reports.
@@ -112,7 +113,7 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
 /// The choice for one configuration's runs and the runs its config plans that have no
 /// result (`missing`; all at the configuration's key): the grid is the rates of both, and a
 /// choice that would read a missing run waits for it (`None`), as for a run not ended.
-pub fn choose_rate_planned(runs: &[&RunRecord], missing: &[&MissingRun]) -> Option<Choice> {
+pub fn choose_rate_planned(runs: &[&RunRecord], missing: &[&PlannedRun]) -> Option<Choice> {
     let grid: BTreeSet<u64> = runs
         .iter()
         .map(|r| r.lr)
@@ -230,13 +231,13 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
 }
 
 /// The runs of `missing` at configuration `key`.
-fn missing_at<'a>(missing: &'a [MissingRun], key: &Key) -> Vec<&'a MissingRun> {
+fn missing_at<'a>(missing: &'a [PlannedRun], key: &Key) -> Vec<&'a PlannedRun> {
     missing.iter().filter(|m| m.key() == *key).collect()
 }
 
 /// [`choose`] with the runs a config plans that have no result (`missing`): a row that
 /// would read one waits for it.
-pub fn choose_planned(runs: &[RunRecord], missing: &[MissingRun]) -> Vec<BestRow> {
+pub fn choose_planned(runs: &[RunRecord], missing: &[PlannedRun]) -> Vec<BestRow> {
     let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
     for r in runs {
         by_key.entry(r.key()).or_default().push(r);
@@ -290,10 +291,43 @@ pub fn choose_planned(runs: &[RunRecord], missing: &[MissingRun]) -> Vec<BestRow
     with_speed(runs, best)
 }
 
+/// Why a configuration of the runs has no row in best.csv ([`left_out`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// A run its choice or its row reads has not ended (running, interrupted or failed).
+    NotEnded,
+    /// A run its config plans for it has no result.
+    Missing,
+    /// No rate can be chosen: every run that would choose one diverged.
+    Diverged,
+}
+
+impl Held {
+    /// Whether the configuration waits for runs (its rate is not chosen yet), rather than
+    /// having none to choose.
+    pub fn waits(self) -> bool {
+        self != Held::Diverged
+    }
+}
+
+impl std::fmt::Display for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Held::NotEnded => {
+                "a run it needs has not ended (running, interrupted or failed: sweep.csv)"
+            }
+            Held::Missing => "a run the config plans for it has no result yet",
+            Held::Diverged => {
+                "no rate can be chosen: the runs that would choose one diverged (sweep.csv)"
+            }
+        })
+    }
+}
+
 /// The configurations of `runs` that have no row in `best`, each with why: a run it waits
 /// for, or no rate it could be chosen at (every run that would choose one diverged). Said
 /// by `collect`, never left out silently.
-pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, &'static str)> {
+pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, Held)> {
     left_out_planned(runs, best, &[])
 }
 
@@ -301,8 +335,8 @@ pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, &'static str)
 pub fn left_out_planned(
     runs: &[RunRecord],
     best: &[BestRow],
-    missing: &[MissingRun],
-) -> Vec<(Key, &'static str)> {
+    missing: &[PlannedRun],
+) -> Vec<(Key, Held)> {
     let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
     for r in runs {
         by_key.entry(r.key()).or_default().push(r);
@@ -319,11 +353,11 @@ pub fn left_out_planned(
                 .iter()
                 .any(|r| !SeedRun::finished(*r) && !r.diverged());
             let why = if waiting {
-                "a run it needs has not ended (running, interrupted or failed: sweep.csv)"
+                Held::NotEnded
             } else if !missing_at(missing, &key).is_empty() {
-                "a run the config plans for it has no result (named above)"
+                Held::Missing
             } else {
-                "no rate can be chosen: the runs that would choose one diverged (sweep.csv)"
+                Held::Diverged
             };
             (key, why)
         })

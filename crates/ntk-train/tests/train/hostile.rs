@@ -7773,6 +7773,15 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
         ),
         "{said}"
     );
+    // The figures drawn before are removed as showing a choice not made now, said as such,
+    // not as "runs that are gone" (hundred-and-fortieth hostile round, D2 and second review,
+    // D1).
+    assert!(
+        said.contains("no configuration here has a chosen rate to draw yet")
+            && !said.contains("runs that are gone")
+            && !said.contains("drawn only with --log"),
+        "{said}"
+    );
     let best = std::fs::read_to_string(out.join("best.csv")).unwrap();
     assert!(best.lines().count() <= 1, "{best}");
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
@@ -7791,15 +7800,18 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
     // With the config, a planned run that is missing is waited for too, where the other
     // rate was chosen as `single_rate` (hundred-and-thirty-ninth hostile round, D2).
     std::fs::remove_file(&runs[0]).unwrap();
-    let o = train_cmd()
-        .arg("collect")
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert_ok("collect --config", &o);
-    let said = String::from_utf8_lossy(&o.stderr);
+    let with_config = || {
+        let o = train_cmd()
+            .arg("collect")
+            .arg(&out)
+            .arg("--config")
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert_ok("collect --config", &o);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let said = with_config();
     assert!(
         said.contains("1 of the config's 2 points has no result")
             && said.contains(
@@ -7819,17 +7831,44 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
         .find(|p| p.to_string_lossy().contains("lr5e-2"))
         .unwrap();
     std::os::unix::fs::symlink(&other, &runs[0]).unwrap();
-    let o = train_cmd()
-        .arg("collect")
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert_ok("collect --config beside a link", &o);
-    let said = String::from_utf8_lossy(&o.stderr);
+    let said = with_config();
     assert!(
         said.contains("a symbolic link, never followed") && said.contains("blocked"),
         "{said}"
     );
+}
+
+/// A single run's file this user may not read is given a single run's remedy, not a sweep
+/// point's "move the point out of runs/" (hundred-and-fortieth hostile round, second review,
+/// N4). Run without the capability to read past a file's mode (`setpriv`, where it is).
+#[test]
+fn a_single_runs_unreadable_file_has_a_single_runs_remedy() {
+    let mut can = Command::new("setpriv");
+    if !can
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("run");
+    assert_ok("the run", &run(&args(&cfg, &out, &[])));
+    use std::os::unix::fs::PermissionsExt;
+    let pointer = out.join("checkpoint.json");
+    std::fs::set_permissions(&pointer, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set", "-dac_override,-dac_read_search", "--"])
+        .arg(env!("CARGO_BIN_EXE_ntk-train"))
+        .args(args(&cfg, &out, &["--resume"]))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("checkpoint.json") && said.contains("write to a new --out"),
+        "{said}"
+    );
+    assert!(!said.contains("runs/"), "{said}");
 }

@@ -410,7 +410,7 @@ fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
     let left = report::left_out(&runs, &report::choose(&runs));
     assert_eq!(left.len(), 1, "{:?}", left);
     assert_eq!(left[0].0.0, 2);
-    assert!(left[0].1.contains("diverged"), "{}", left[0].1);
+    assert_eq!(left[0].1, report::Held::Diverged, "{}", left[0].1);
 }
 
 /// Ninth hostile round: 11 seeds a side had no permutation test of the epoch counts (every
