@@ -663,7 +663,18 @@ mod tests {
         let left = dir.path().join(LOCK_FILE).exists();
         assert!(chattr("-i"));
         assert!(left, "the lock is left where it cannot be unlinked");
-        drop(DirLock::acquire(dir.path()).unwrap());
+        // A child another test of this process forks (here `chattr`, or any command) shares
+        // the dropped lock's open file until its exec closes it: the lock is free a moment
+        // later (a landing CI run met it held by this process once).
+        let mut taken = DirLock::acquire(dir.path());
+        for _ in 0..100 {
+            if taken.is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            taken = DirLock::acquire(dir.path());
+        }
+        drop(taken.unwrap());
     }
 
     /// Sixty-seventh hostile round, D2: the dry runs said `new` beside a live writer of

@@ -217,6 +217,12 @@ fn check_offsets(bytes: &[u8]) -> Result<(), String> {
     let Ok(InFileOrder(entries)) = serde_json::from_slice::<InFileOrder>(header) else {
         return Ok(());
     };
+    // A tensor whose own offsets disagree with its data type and shape is named first: the
+    // gap or overlap it leaves was blamed on the tensor after it (hundred-and-forty-first
+    // hostile round, N3).
+    if let Some(culprit) = ntk_model::export::size_culprit(bytes) {
+        return Err(culprit);
+    }
     let mut tensors: Vec<(&str, (usize, usize))> = Vec::new();
     for (name, value) in &entries {
         if name == "__metadata__" {
@@ -1175,6 +1181,13 @@ mod tests {
         assert!(
             gap.contains("tensor `b`") && gap.contains("bytes 16..24 unused"),
             "{gap}"
+        );
+        // A tensor whose own offsets are short of its size is named, not the one after the
+        // gap it leaves (hundred-and-forty-first hostile round, N3).
+        let short = check_offsets(&file(&[("a", [0, 8]), ("b", [16, 32])])).unwrap_err();
+        assert!(
+            short.starts_with("tensor `a` (F64, shape [2])") && short.contains("take 16 bytes"),
+            "{short}"
         );
         let first = check_offsets(&file(&[("a", [8, 24])])).unwrap_err();
         assert!(first.contains("after the data's start"), "{first}");

@@ -307,11 +307,13 @@ fn min_embedding_angles(
 /// The smallest `theta_l` over the set by the activation's angle map, where it has one but
 /// the smallest input angle need not give the smallest `theta_l` (leaky ReLU with `alpha <
 /// 0`: under `|z|` nearly opposite inputs become nearly parallel): the candidates are the
-/// pairs whose cosine in the recursion's layer Gram matrix `g` is within `16 (l + 2)` ulps
-/// of the largest (the recursion's cosines are within a few ulps per layer of the map's),
-/// each taken by the map from its rows' own angle. `None` for an activation without a map.
-/// Hundred-and-fortieth hostile round, D1: the minimum was the arccos of the Gram's cosines,
-/// 0.7% off and above the pair's own angle at 2.6e-5 degrees, null below 2.6e-7.
+/// pairs whose cosine in the recursion's layer Gram matrix `g` is within `4 (d + 2) + 16 (l +
+/// 2)` ulps of the largest (the inputs' Gram holds `d`-term dot products, each within about
+/// `d` ulps, and each layer of the recursion adds a few), each taken by the map from its rows'
+/// own angle. `None` for an activation without a map. Hundred-and-fortieth hostile round,
+/// D1: the minimum was the arccos of the Gram's cosines, 0.7% off and above the pair's own
+/// angle at 2.6e-5 degrees, null below 2.6e-7; hundred-and-forty-first, D1: with `16 (l + 2)`
+/// ulps alone, rows of 10,000 values lost the nearest pair (50% high).
 fn theory_map_min(
     mlp: &Mlp,
     inputs: &Inputs,
@@ -333,7 +335,7 @@ fn theory_map_min(
     else {
         return Ok(Some(EmbeddingAngle::Undefined));
     };
-    let tol = 16.0 * (l as f64 + 2.0) * f64::EPSILON;
+    let tol = (4.0 * (d as f64 + 2.0) + 16.0 * (l as f64 + 2.0)) * f64::EPSILON;
     let row = |k: usize| &inputs.x[k * d..(k + 1) * d];
     let mut best: Option<f64> = None;
     for (i, j) in pairs()

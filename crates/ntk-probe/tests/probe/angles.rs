@@ -319,3 +319,49 @@ fn theory_embedding_angles_near_opposite_keep_their_digits() {
         );
     }
 }
+
+/// Long rows (10,000 values) under leaky ReLU at alpha -1: a nearly parallel pair and a
+/// nearly opposite one, both near 0 after the first layer; the smallest theory angle is the
+/// nearly parallel pair's, as its pair angle says (hundred-and-forty-first hostile round,
+/// D1: the candidates' band left the inputs' rounding out, and the minimum was the other
+/// pair's, 50% above it).
+#[test]
+fn theory_minimum_over_long_rows_is_the_nearest_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let width = 10_000;
+    let mut state = 1u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) % (1 << 21)) as f64 - (1 << 20) as f64
+    };
+    let v: Vec<f64> = (0..width).map(|_| next()).collect();
+    let j = (0..width)
+        .max_by(|&a, &b| v[a].abs().total_cmp(&v[b].abs()))
+        .unwrap();
+    let shift = 1234;
+    let w: Vec<f64> = (0..width).map(|k| v[(k + width - shift) % width]).collect();
+    let mut rows = vec![
+        v.clone(),
+        v.clone(),
+        w.clone(),
+        w.iter().map(|x| -3.0 * x).collect(),
+    ];
+    rows[1][j] += 2.0;
+    rows[3][(j + shift) % width] += 9.0;
+    let x = write_file(d, "long.csv", &csv(&rows));
+    let text = config(&x, "f64")
+        .replace("seed = 1\n", "")
+        .replace("depth = 2", "depth = 1")
+        .replace(
+            "activation = \"relu\"",
+            "activation = \"leaky_relu\"\nactivation_param = -1.0",
+        )
+        + "method = \"theory\"\n";
+    let s = json_run(d, "long", &text);
+    let pair = values(&s, "pair_embedding_angles_deg");
+    let min = values(&s, "embedding_min_angle_deg");
+    assert_eq!(pair, min, "{s}");
+}

@@ -50,6 +50,12 @@ pub trait SweepCommand {
         0
     }
 
+    /// What of the tables and figures waits for the other shards' points (said with
+    /// [`SweepCommand::unfinished_elsewhere`]'s note), if anything: ntk-train's rate choice.
+    fn waits_for_them(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The points of the other shards with no result of this config when the run ends
     /// ([`super::Outcome::unfinished_elsewhere`]): the collect holds the others only.
     fn unfinished_elsewhere(&self, _ran: &Self::Ran) -> usize {
@@ -135,11 +141,13 @@ pub fn run_command<C: SweepCommand>(
         let unfinished = tool.unfinished_elsewhere(&ran);
         if collected.is_some() && unfinished > 0 {
             eprintln!(
-                "note: {}: the tables and figures hold the {unit}s finished so far: \
+                "note: {}: the tables and figures hold the {unit}s finished so far{}: \
                  {unfinished} {unit}(s) of the other shards have no result yet; the last shard \
                  to end collects them all (or `collect --config`; under submit.sh the collect \
                  job)",
                 out.display(),
+                tool.waits_for_them()
+                    .map_or(String::new(), |w| format!(", and {w} wait for them")),
                 unit = tool.size().1
             );
         }

@@ -1145,8 +1145,13 @@ fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
         return;
     }
     let have = if missing.len() == 1 { "has" } else { "have" };
+    // None left to hold is said as such (hundred-and-forty-first hostile round, N2).
+    let others = match missing.len() == planned.len() {
+        true => "the tables hold none",
+        false => "the tables hold the others",
+    };
     eprintln!(
-        "warning: {} of the config's {} points {have} no result; the tables hold the others:",
+        "warning: {} of the config's {} points {have} no result; {others}:",
         missing.len(),
         planned.len()
     );

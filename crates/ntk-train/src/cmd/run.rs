@@ -390,6 +390,12 @@ impl SweepCommand for TrainCommand<'_> {
         ran.left_to_other_shards
     }
 
+    /// The rate choice reads every seed's runs (hundred-and-forty-first hostile round, N1:
+    /// a shard's note spoke of figures it had not drawn).
+    fn waits_for_them(&self) -> Option<&'static str> {
+        Some("best.csv, compare.csv and the figures (one curve per configuration at its chosen lr)")
+    }
+
     fn unfinished_elsewhere(&self, ran: &Self::Ran) -> usize {
         ran.unfinished_elsewhere
     }

@@ -341,6 +341,11 @@ pub fn left_out_planned(
     for r in runs {
         by_key.entry(r.key()).or_default().push(r);
     }
+    // A configuration the config plans with no run at all is said too (hundred-and-forty-
+    // first hostile round, N2: only those with a run were).
+    for m in missing {
+        by_key.entry(m.key()).or_default();
+    }
     by_key
         .into_iter()
         .filter(|(key, _)| {
