@@ -348,21 +348,21 @@ fn culprit(bytes: &[u8], bounds: bool) -> Option<String> {
         let [begin, stop] = offsets[..] else {
             return None;
         };
-        let need = shape
-            .iter()
-            .try_fold(size, |acc, &d| acc.checked_mul(d))
-            .map_or_else(
-                || "more than any file holds".to_string(),
-                |b| format!("{b}"),
-            );
+        let need = shape.iter().try_fold(size, |acc, &d| acc.checked_mul(d));
         if stop < begin && !bounds {
             continue; // said by the caller that orders the offsets
         }
-        if stop < begin || (bounds && stop > data) || need != (stop - begin).to_string() {
+        if stop < begin || (bounds && stop > data) || need != Some(stop - begin) {
+            // An overflowing size said in words (hundred-and-forty-second hostile round, N2:
+            // "take more than any file holds bytes").
+            let take = need.map_or_else(
+                || "more bytes than any file holds".to_string(),
+                |b| format!("{b} bytes"),
+            );
             return Some(format!(
                 "tensor `{name}` ({dtype}, shape {shape:?}) has the data offsets [{begin}, \
                  {stop}] of a data section of {data} bytes, where its data type and shape \
-                 take {need} bytes"
+                 take {take}"
             ));
         }
     }

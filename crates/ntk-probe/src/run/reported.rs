@@ -325,7 +325,9 @@ fn theory_map_min(
     if homogeneous_embedding_angles(mlp.activation(), Angle::Acute(0.0), 0).is_none() {
         return Ok(None);
     }
-    let cosine = |i: usize, j: usize| g.get(i, j) / (g.get(i, i) * g.get(j, j)).sqrt();
+    // Each diagonal's root apart: their product underflows for rows near 1e-78
+    // (hundred-and-forty-second hostile round, D1: the minimum 2.3 times its pair's, or null).
+    let cosine = |i: usize, j: usize| g.get(i, j) / (g.get(i, i).sqrt() * g.get(j, j).sqrt());
     let pairs = || (0..n).flat_map(move |i| (i + 1..n).map(move |j| (i, j)));
     let finite = |&(i, j): &(usize, usize)| cosine(i, j).is_finite();
     let Some(c_max) = pairs()

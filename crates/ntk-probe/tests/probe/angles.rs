@@ -225,6 +225,30 @@ fn theory_embedding_angles_keep_their_digits_or_are_null() {
         // Leaky ReLU below 0, whose smallest angle need not be the nearest inputs': the
         // minimum by the map as the pair is (hundred-and-fortieth hostile round, D1: the
         // arccos of the recursion's cosines, above the pair's angle, or null).
+        // Rows scaled by 2^-260 too, whose diagonals' product underflows (hundred-and-forty-
+        // second hostile round, D1): the same angles.
+        let tiny: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|r| r.iter().map(|v| v * 2f64.powi(-260)).collect())
+            .collect();
+        let tiny_x = write_file(d, &format!("{name}_tiny.csv"), &csv(&tiny));
+        let tiny_text = text.replace(&x.display().to_string(), &tiny_x.display().to_string());
+        for alpha in [-0.5, -1.0] {
+            let leaky = |text: &str| {
+                text.replace(
+                    "activation = \"relu\"",
+                    &format!("activation = \"leaky_relu\"\nactivation_param = {alpha:?}"),
+                )
+            };
+            let s = json_run(d, &format!("{name}_leaky{alpha}_tiny"), &leaky(&tiny_text));
+            let scaled = values(&s, "embedding_min_angle_deg");
+            let s = json_run(d, &format!("{name}_leaky{alpha}"), &leaky(&text));
+            assert_eq!(
+                values(&s, "embedding_min_angle_deg"),
+                scaled,
+                "{name} alpha {alpha}"
+            );
+        }
         for alpha in [-0.5, -1.0] {
             let leaky = text.replace(
                 "activation = \"relu\"",

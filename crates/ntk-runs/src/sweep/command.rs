@@ -140,15 +140,18 @@ pub fn run_command<C: SweepCommand>(
         let collected = after_collect(&out, tool.collect(&out), failed.is_some())?;
         let unfinished = tool.unfinished_elsewhere(&ran);
         if collected.is_some() && unfinished > 0 {
+            let unit = tool.size().1;
+            // What waits is said as waiting, not as held (hundred-and-forty-second hostile
+            // round, N1: "the tables and figures hold" where no figure was drawn).
+            let holds = match tool.waits_for_them() {
+                Some(w) => format!("sweep.csv holds the {unit}s finished so far, and {w} wait"),
+                None => format!("the tables and figures hold the {unit}s finished so far"),
+            };
             eprintln!(
-                "note: {}: the tables and figures hold the {unit}s finished so far{}: \
-                 {unfinished} {unit}(s) of the other shards have no result yet; the last shard \
-                 to end collects them all (or `collect --config`; under submit.sh the collect \
-                 job)",
+                "note: {}: {holds}: {unfinished} {unit}(s) of the other shards have no result \
+                 yet; the last shard to end collects them all (or `collect --config`; under \
+                 submit.sh the collect job)",
                 out.display(),
-                tool.waits_for_them()
-                    .map_or(String::new(), |w| format!(", and {w} wait for them")),
-                unit = tool.size().1
             );
         }
         collected

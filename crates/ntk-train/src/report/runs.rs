@@ -106,8 +106,25 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         None => checkpoint_provenance(dir),
     };
     let config = recorded_form(&cfg);
-    if let Some(p) = &provenance {
-        held_to_record(&cfg_path, &config, p)?;
+    if let Some(p) = &provenance
+        && let Err(e) = held_to_record(&cfg_path, &config, p)
+    {
+        // A summary.json whose recorded tables are not this directory's either is the
+        // foreign file, not config.toml (hundred-and-forty-second hostile round, second
+        // review, D1: a summary copied from another run blamed an untouched config.toml).
+        let path = dir.join("summary.json");
+        if let Some(s) = &summary
+            && crate::summary::check_recorded(dir, s, &path).is_err()
+        {
+            return Err(crate::Error::NotAsWritten(format!(
+                "{}: records another run: the config it records is not this directory's \
+                 config.toml, and the checksums it records are not this directory's tables' \
+                 (copied or linked from another run?); move it back, or remove the run \
+                 directory and train it again",
+                path.display()
+            )));
+        }
+        return Err(e);
     }
     let metrics_path = dir.join("metrics.csv");
     let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;

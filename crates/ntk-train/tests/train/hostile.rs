@@ -7872,3 +7872,26 @@ fn a_single_runs_unreadable_file_has_a_single_runs_remedy() {
     );
     assert!(!said.contains("runs/"), "{said}");
 }
+
+/// A summary.json copied from another run of the sweep is named as the foreign file, not the
+/// untouched config.toml beside it (hundred-and-forty-second hostile round, second review,
+/// D1: "config.toml: differs from the config its run recorded ... edited after the run").
+#[test]
+fn a_summary_copied_from_another_run_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out) = swept(dir.path(), "sweep");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert!(runs.len() >= 2, "{runs:?}");
+    std::fs::copy(runs[0].join("summary.json"), runs[1].join("summary.json")).unwrap();
+    let o = collect(&out);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("summary.json: records another run")
+            && !said.contains("config.toml: differs"),
+        "{said}"
+    );
+}
