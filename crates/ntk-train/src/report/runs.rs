@@ -109,18 +109,19 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(p) = &provenance
         && let Err(e) = held_to_record(&cfg_path, &config, p)
     {
-        // A summary.json whose recorded tables are not this directory's either is the
-        // foreign file, not config.toml (hundred-and-forty-second hostile round, second
-        // review, D1: a summary copied from another run blamed an untouched config.toml).
+        // Where the tables' checksums do not agree with summary.json either, which file is
+        // not the run's cannot be told: both are said (hundred-and-forty-second hostile
+        // round, second review, D1: a summary copied from another run blamed an untouched
+        // config.toml; hundred-and-forty-third, second review, D1: the first fix called an
+        // untouched summary "another run's" where config.toml and a table were edited).
         let path = dir.join("summary.json");
         if let Some(s) = &summary
-            && crate::summary::check_recorded(dir, s, &path).is_err()
+            && let Err(tables) = crate::summary::check_recorded(dir, s, &path)
         {
             return Err(crate::Error::NotAsWritten(format!(
-                "{}: records another run: the config it records is not this directory's \
-                 config.toml, and the checksums it records are not this directory's tables' \
-                 (copied or linked from another run?); move it back, or remove the run \
-                 directory and train it again",
+                "{}: does not agree with its run directory: the config it records is not \
+                 config.toml's, and {tables}. Either summary.json is another run's (copied or \
+                 linked), or config.toml and a table were edited after the run",
                 path.display()
             )));
         }

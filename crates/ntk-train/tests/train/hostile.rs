@@ -7890,8 +7890,30 @@ fn a_summary_copied_from_another_run_is_named() {
     let o = collect(&out);
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(
-        said.contains("summary.json: records another run")
-            && !said.contains("config.toml: differs"),
+        said.contains("summary.json: does not agree with its run directory")
+            && said.contains("Either summary.json is another run's (copied or linked)"),
+        "{said}"
+    );
+    // The run's own summary beside an edited config.toml and table is not called another
+    // run's (hundred-and-forty-third hostile round, second review, D1).
+    let (_, out) = swept(dir.path(), "edited");
+    let run = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    let cfg = run.join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("momentum = 0.5"), "{text}");
+    std::fs::write(&cfg, text.replace("momentum = 0.5", "momentum = 0.4")).unwrap();
+    let metrics = run.join("metrics.csv");
+    let mut table = std::fs::read_to_string(&metrics).unwrap();
+    table.push('\n');
+    std::fs::write(&metrics, table).unwrap();
+    let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
+    assert!(
+        said.contains("or config.toml and a table were edited after the run")
+            && !said.contains("records another run"),
         "{said}"
     );
 }
