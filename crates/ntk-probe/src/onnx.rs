@@ -188,6 +188,10 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
     }
+    /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]).
+    fn edited(&self, path: &Path) -> Option<String> {
+        crate::sweep::summary_edited(self, path)
+    }
     /// Its numbers against its `eigenvalues.npy` (`lambda_min`, `lambda_max`, `kappa`, and
     /// `rank` at the tolerance it was decided by) and
     /// its own checksum, as a probe run's summary is held ([`crate::sweep::check_numbers`]);

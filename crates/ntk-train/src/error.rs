@@ -311,6 +311,10 @@ pub enum Error {
     /// [`crate::summary::check_recorded`]).
     #[error("{0}, so its results are not reported")]
     NotAsWritten(String),
+    /// A sweep's run directory that holds another run's files, or was renamed: the
+    /// message names them and ends with the remedy ([`crate::report::runs`]).
+    #[error("{0}")]
+    NotItsRun(String),
     /// A run's config.toml edited after the run: each edit as `key = now there, was
     /// recorded`.
     #[error(

@@ -95,10 +95,13 @@ pub const RECORDED_FILES: [&str; 4] = [
 ];
 
 /// Why the summary at `path` is not as its run wrote it: its fields do not match the
-/// checksum it was written with (`SelfChecksum::edited`); `None` where they do, or where
-/// it records no checksum (written before 2026-12-03).
+/// checksum it was written with (`SelfChecksum::sealed`), its recorded config included
+/// (hundred-and-forty-fourth hostile round, D1 and N3: a summary whose recorded config was
+/// edited was left to the config comparisons, which blamed `config.toml` or called the run
+/// another config's); `None` where they do, or where it records no checksum (written
+/// before 2026-12-03).
 pub fn edited(s: &TrainSummary, path: &Path) -> Option<String> {
-    ntk_runs::provenance::SelfChecksum::edited(s, s.provenance.as_ref()).then(|| {
+    (!ntk_runs::provenance::SelfChecksum::sealed(s)).then(|| {
         format!(
             "{}: its fields do not match the checksum it was written with: the summary was \
              edited after the run",

@@ -111,11 +111,34 @@ fn families(axes: &SweepAxes) -> Vec<(Option<ActivationKind>, Option<Normalizati
 /// run directory to it (eighty-eighth hostile round, N3: a run moved to `..._seed9` was
 /// reported as seed 9's in `sweep.csv`'s id, seed 1 in its seed column).
 pub fn run_id(spec: &NetSpec, lr: f64, seed: u64) -> String {
-    format!(
-        "depth{:03}_{}_{}_lr{}_seed{seed}",
+    id_of(
         spec.depth(),
         spec.activation_family(),
-        spec.normalization_name(),
+        &spec.normalization_name(),
+        lr,
+        seed,
+    )
+}
+
+/// The [`run_id`] of the run a summary records (its depth, activation, normalization, rate
+/// and network seed): a summary in another run's directory says so (hundred-and-forty-third
+/// hostile round, second review, D1).
+pub fn recorded_run_id(s: &crate::summary::TrainSummary) -> String {
+    // The activation's label is its family's name, with `(symbol=value)` after it when
+    // its parameter is not the default (`ntk_model::activation::Activation::label`).
+    let family = s.activation.split('(').next().unwrap_or_default();
+    // An ONNX network's run is named by `train.seed` (its weights are the file's), as
+    // `report::network_labels` labels it.
+    let seed = match family {
+        ntk_model::spec::ONNX => s.data_seed,
+        _ => s.model_seed,
+    };
+    id_of(s.depth, family, &s.normalization, s.lr, seed)
+}
+
+fn id_of(depth: usize, family: &str, normalization: &str, lr: f64, seed: u64) -> String {
+    format!(
+        "depth{depth:03}_{family}_{normalization}_lr{}_seed{seed}",
         lr_tag(lr)
     )
 }
@@ -302,6 +325,9 @@ impl sweep::Recorded for TrainSummary {
     /// `collect`, [`crate::summary::check_recorded`]).
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref().filter(|f| !f.is_empty())
+    }
+    fn edited(&self, path: &Path) -> Option<String> {
+        crate::summary::edited(self, path)
     }
     /// Its own checksum ([`crate::summary::edited`]), its run's `config.toml` against the
     /// config it records ([`crate::report::config_edited`]), and its run's `metrics.csv` against it

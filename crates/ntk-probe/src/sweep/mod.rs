@@ -71,10 +71,31 @@ impl sweep::Recorded for Summary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
     }
+    /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]).
+    fn edited(&self, path: &Path) -> Option<String> {
+        crate::sweep::summary_edited(self, path)
+    }
     /// Its checksum and its numbers against its eigenvalues and blocks ([`check_numbers`]).
     fn check(&self, path: &Path) -> Option<String> {
         check_numbers(path, self).err().map(|e| e.to_string())
     }
+}
+
+/// Why the summary at `path` is not as its run wrote it by its own checksum, its recorded
+/// config included (`SelfChecksum::sealed`), said before it is held to the config about to
+/// run (hundred-and-forty-fourth hostile round, N3: an edited recorded config was called
+/// another config's); `None` where it is, or records no checksum.
+pub(crate) fn summary_edited<S: ntk_runs::provenance::SelfChecksum>(
+    s: &S,
+    path: &Path,
+) -> Option<String> {
+    (!s.sealed()).then(|| {
+        Error::SummaryEdited {
+            path: path.to_path_buf(),
+            what: "its fields do not match the checksum it was written with".into(),
+        }
+        .to_string()
+    })
 }
 
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.

@@ -272,6 +272,15 @@ pub trait Recorded: DeserializeOwned {
     fn check(&self, _path: &Path) -> Option<String> {
         None
     }
+    /// Why the record at `path` is not as its run wrote it by its own checksum
+    /// ([`provenance::SelfChecksum::sealed`]); `None` where it is or records none. [`state`]
+    /// asks where the record's config is not the one about to run: an edited record's
+    /// config is not another config's (hundred-and-forty-fourth hostile round, N3: a
+    /// summary whose recorded config was edited was called "made by a different config").
+    /// Elsewhere [`Recorded::check`] names what was edited.
+    fn edited(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// Reads a result file; `None` when absent, an error naming the file when unreadable.
@@ -336,7 +345,10 @@ pub fn state<R: Recorded>(
                     return State::Blocked(format!("{why}; not the run's: move it away"));
                 }
                 if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
-                    return State::Stale(e.to_string());
+                    return State::Stale(match r.edited(path) {
+                        Some(why) => format!("{why}; {redo}"),
+                        None => e.to_string(),
+                    });
                 }
                 // A file of the set, or one its check reads, that this user may not read is
                 // said as the summary's is: one remedy for one state (ninety-sixth hostile

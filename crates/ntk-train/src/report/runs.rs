@@ -87,20 +87,29 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
     let (depth, activation, normalization, seed) = network_labels(&cfg)?;
-    // A sweep's run directory is named by its config: one renamed or copied is not the run
-    // its name says. Names not of that form (a merged experiment's own) are not held to it.
-    if crate::sweep::in_run_id_form(&id)
-        && let Ok(spec) = cfg.spec()
-        && crate::sweep::run_id(&spec, cfg.optim.lr, seed) != id
-    {
-        return Err(crate::Error::NotAsWritten(format!(
-            "{}: its config.toml is the run {}'s (a sweep names each run directory by its \
-             depth, activation, normalization, rate and seed): renamed or copied; move it back",
-            dir.display(),
-            crate::sweep::run_id(&spec, cfg.optim.lr, seed)
-        )));
-    }
+    check_no_links(dir)?;
     let summary = read_summary(dir)?;
+    // The summary as the run wrote it, before anything is held to it (seventy-fifth hostile
+    // round, D3: a `status` edited to `diverged` was reported; the hundred-and-forty-fourth,
+    // D1: a summary whose recorded config or checksums were edited was held against
+    // config.toml and the tables, which were blamed).
+    if let Some(why) = summary
+        .as_ref()
+        .and_then(|s| crate::summary::edited(s, &dir.join("summary.json")))
+    {
+        return Err(crate::Error::NotAsWritten(why));
+    }
+    // A sweep's run directory is named by its run; names not of that form (a merged
+    // experiment's own) are not held to it.
+    let own = crate::sweep::in_run_id_form(&id)
+        && check_named(
+            dir,
+            &id,
+            cfg.spec()
+                .ok()
+                .map(|spec| crate::sweep::run_id(&spec, cfg.optim.lr, seed)),
+            summary.as_ref(),
+        )?;
     let provenance = match &summary {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
@@ -109,21 +118,31 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(p) = &provenance
         && let Err(e) = held_to_record(&cfg_path, &config, p)
     {
-        // Where the tables' checksums do not agree with summary.json either, which file is
-        // not the run's cannot be told: both are said (hundred-and-forty-second hostile
-        // round, second review, D1: a summary copied from another run blamed an untouched
-        // config.toml; hundred-and-forty-third, second review, D1: the first fix called an
-        // untouched summary "another run's" where config.toml and a table were edited).
+        // Where the tables' checksums do not agree with summary.json either: a summary that
+        // records this directory's run is its own, and both were changed; elsewhere
+        // which file is not the run's cannot be told, and both are said (hundred-and-forty-
+        // second hostile round, second review, D1: a summary copied from another run blamed
+        // an untouched config.toml; the hundred-and-forty-third's, D1: the first fix called
+        // an untouched summary "another run's" where config.toml and a table were edited).
         let path = dir.join("summary.json");
         if let Some(s) = &summary
             && let Err(tables) = crate::summary::check_recorded(dir, s, &path)
         {
-            return Err(crate::Error::NotAsWritten(format!(
-                "{}: does not agree with its run directory: the config it records is not \
-                 config.toml's, and {tables}. Either summary.json is another run's (copied or \
-                 linked), or config.toml and a table were edited after the run",
-                path.display()
-            )));
+            return Err(crate::Error::NotAsWritten(match (own, &e) {
+                (true, crate::Error::Edited { edits, .. }) => format!(
+                    "{}: differs from the config its run recorded ({}), and {tables}; {} \
+                     records this directory's own run, so both were changed after it",
+                    cfg_path.display(),
+                    edits.join("; "),
+                    path.display()
+                ),
+                _ => format!(
+                    "{}: does not agree with its run directory: the config it records is not \
+                     config.toml's, and {tables}. Either summary.json is another run's (copied \
+                     or linked), or config.toml was edited and the table changed after the run",
+                    path.display()
+                ),
+            }));
         }
         return Err(e);
     }
@@ -170,12 +189,6 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     }
     // The summary as the run wrote it (seventy-fifth hostile round, D3: a `status` edited
     // to `diverged` was reported).
-    if let Some(why) = summary
-        .as_ref()
-        .and_then(|s| crate::summary::edited(s, &dir.join("summary.json")))
-    {
-        return Err(crate::Error::NotAsWritten(why));
-    }
     Ok(RunRecord {
         id,
         depth,
@@ -253,6 +266,66 @@ impl PlannedRun {
 /// order, which its sweep's seed axis sets (its weights are the file's, its model seed
 /// always 0): with 0 for every seed, a sweep over lrs and seeds had one seed in the rate
 /// selection, `selection_seed_only` on the rates every seed trained (sixth hostile round).
+/// Refuses a run whose files (`config.toml`, `summary.json`, `metrics.csv`, the recorded
+/// tables) include a symbolic link: a run's files are the ones it wrote, and a link leads
+/// to another's (hundred-and-forty-fourth hostile round, N2: a `metrics.csv` or
+/// `config.toml` linked to another run's was read and called edited).
+fn check_no_links(dir: &Path) -> crate::Result<()> {
+    let names = ["config.toml", "summary.json", crate::summary::METRICS_FILE]
+        .into_iter()
+        .chain(crate::summary::RECORDED_FILES);
+    for name in names {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(crate::Error::NotAsWritten(format!(
+                "{}: a symbolic link, never followed: a run's files are the ones it wrote \
+                 (copy the file itself here, if it is this run's)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Holds a sweep's run directory `dir`, named `id`, to the run its `config.toml` describes
+/// (`from_config`, its [`crate::sweep::run_id`]) and the run its summary records: a
+/// directory renamed, or a file of another run's copied in, is not the run its name says
+/// (eighty-eighth hostile round, N3). Whether the summary records this directory's run
+/// (then it is the run's own, and a `config.toml` that says another run was edited, which
+/// [`held_to_record`] names by key: hundred-and-forty-third hostile round, second review,
+/// N1, an edited rate was called a renamed or copied file).
+fn check_named(
+    dir: &Path,
+    id: &str,
+    from_config: Option<String>,
+    summary: Option<&crate::summary::TrainSummary>,
+) -> crate::Result<bool> {
+    const NAMING: &str = "a sweep names each run directory by its depth, activation, \
+                          normalization, rate and seed";
+    let recorded = summary.map(crate::sweep::recorded_run_id);
+    match (from_config, recorded) {
+        (_, Some(r)) if r == id => Ok(true),
+        (Some(c), Some(r)) if c == r => Err(crate::Error::NotItsRun(format!(
+            "{}: its config.toml and summary.json are the run {r}'s ({NAMING}): the directory \
+             was renamed, or both files copied from that run, so its results are not \
+             reported; move it back",
+            dir.display()
+        ))),
+        (_, Some(r)) => Err(crate::Error::NotItsRun(format!(
+            "{}: records the run {r}, not this directory's ({NAMING}): copied or linked from \
+             another run, so its results are not reported; put the run's own back, or remove the run \
+             directory and train it again",
+            dir.join("summary.json").display()
+        ))),
+        (Some(c), None) if c != id => Err(crate::Error::NotItsRun(format!(
+            "{}: its config.toml is the run {c}'s ({NAMING}): the directory was renamed, or \
+             the file copied or edited, so its results are not reported; move it back",
+            dir.display()
+        ))),
+        _ => Ok(false),
+    }
+}
+
 fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u64)> {
     if cfg.onnx.is_some() {
         return Ok((

@@ -1598,8 +1598,8 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
         "edited fingerprint",
         &collect(),
         &[
-            "depth001_relu_none_lr1e-1_seed1",
-            "fingerprint does not match",
+            "depth001_relu_none_lr1e-1_seed1/summary.json",
+            "its fields do not match the checksum it was written with",
         ],
     );
     std::fs::write(&summary, &json).unwrap();
@@ -6111,7 +6111,7 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
         &collect(&out),
         &[
             "depth001_relu_none_lr1e-1_seed9",
-            "is the run depth001_relu_none_lr1e-1_seed1's",
+            "are the run depth001_relu_none_lr1e-1_seed1's",
             "move it back",
         ],
     );
@@ -7890,8 +7890,10 @@ fn a_summary_copied_from_another_run_is_named() {
     let o = collect(&out);
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(
-        said.contains("summary.json: does not agree with its run directory")
-            && said.contains("Either summary.json is another run's (copied or linked)"),
+        said.contains(&format!(
+            "summary.json: records the run {}, not this directory's",
+            runs[0].file_name().unwrap().to_string_lossy()
+        )) && said.contains("copied or linked from another run"),
         "{said}"
     );
     // The run's own summary beside an edited config.toml and table is not called another
@@ -7912,8 +7914,89 @@ fn a_summary_copied_from_another_run_is_named() {
     std::fs::write(&metrics, table).unwrap();
     let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
     assert!(
-        said.contains("or config.toml and a table were edited after the run")
-            && !said.contains("records another run"),
+        said.contains("config.toml: differs from the config its run recorded (optim.momentum = 0.4 there, 0.5 recorded), and")
+            && said.contains("metrics.csv")
+            && said.contains("records this directory's own run, so both were changed")
+            && !said.contains("copied"),
         "{said}"
+    );
+    // A rate edited in config.toml is an edit, not a renamed or copied file (the
+    // hundred-and-forty-third hostile round, second review, N1).
+    let (_, out) = swept(dir.path(), "rate");
+    let run = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    let cfg = run.join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("lr = 0.1"), "{text}");
+    std::fs::write(&cfg, text.replace("lr = 0.1", "lr = 0.25")).unwrap();
+    let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
+    assert!(
+        said.contains("config.toml: differs from the config its run recorded (optim.lr = 0.25 there, 0.1 recorded)")
+            && !said.contains("renamed")
+            && !said.contains("copied"),
+        "{said}"
+    );
+}
+
+/// Hundred-and-forty-fourth hostile round, D1: a summary.json edited alone (its recorded
+/// config, then also a recorded size) was held against config.toml and the tables first,
+/// and they were blamed ("config.toml: differs ... the file was edited", or "Either
+/// summary.json is another run's ... or config.toml and a table were edited"); the summary
+/// is now held to its own checksum first, by collect and the dry run alike. N2: a run's
+/// file linked to another run's was read and called edited.
+#[test]
+fn an_edited_summary_is_named_before_what_it_records() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (sweep, out) = swept(dir.path(), "sweep");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    let summary = runs[0].join("summary.json");
+    let original = std::fs::read_to_string(&summary).unwrap();
+    let metrics_bytes = std::fs::metadata(runs[0].join("metrics.csv"))
+        .unwrap()
+        .len();
+    let size = format!("\"bytes\": {metrics_bytes}");
+    assert!(original.contains("\"optim.momentum\": 0.5"), "{original}");
+    assert!(original.contains(&size), "{original}");
+    let config_only = original.replace("\"optim.momentum\": 0.5", "\"optim.momentum\": 0.4");
+    let config_and_size = config_only.replace(&size, &format!("\"bytes\": {}", metrics_bytes + 1));
+    for (case, text) in [
+        ("config", config_only),
+        ("config and size", config_and_size),
+    ] {
+        std::fs::write(&summary, text).unwrap();
+        for (what, o) in [
+            ("collect", collect(&out)),
+            ("plot", run(&["plot".into(), out.clone().into_os_string()])),
+            ("dry run", run(&args(&sweep, &out, &["--dry-run"]))),
+        ] {
+            let said = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(
+                said.contains(&format!(
+                    "{}: its fields do not match the checksum it was written with",
+                    summary.display()
+                )) && !said.contains("config.toml: differs")
+                    && !said.contains("Either summary.json"),
+                "{case}, {what}: {said}"
+            );
+        }
+    }
+    std::fs::write(&summary, &original).unwrap();
+    assert_ok("the restored sweep's collect", &collect(&out));
+    // A run's metrics.csv linked to another run's: refused as a link, not called edited.
+    let metrics = runs[0].join("metrics.csv");
+    std::fs::remove_file(&metrics).unwrap();
+    std::os::unix::fs::symlink(runs[1].join("metrics.csv"), &metrics).unwrap();
+    assert_clean_error(
+        "a linked metrics.csv",
+        &collect(&out),
+        &["metrics.csv: a symbolic link, never followed"],
     );
 }
