@@ -333,18 +333,14 @@ fn culprit(bytes: &[u8], bounds: bool) -> Option<String> {
                 ));
             }
         };
-        let shape: Vec<usize> = info
-            .get("shape")?
-            .as_array()?
-            .iter()
-            .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
-            .collect::<Option<_>>()?;
-        let offsets: Vec<usize> = info
-            .get("data_offsets")?
-            .as_array()?
-            .iter()
-            .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
-            .collect::<Option<_>>()?;
+        let shape = match usizes((name, info), ("shape", "shape"))? {
+            Ok(v) => v,
+            Err(why) => return Some(why),
+        };
+        let offsets = match usizes((name, info), ("data_offsets", "data offsets"))? {
+            Ok(v) => v,
+            Err(why) => return Some(why),
+        };
         let [begin, stop] = offsets[..] else {
             return None;
         };
@@ -367,6 +363,27 @@ fn culprit(bytes: &[u8], bounds: bool) -> Option<String> {
         }
     }
     None
+}
+
+/// The list of non-negative integers at `key` (said as `words`) of the header entry `info`
+/// of tensor `name`: `None` where the entry holds no list there, `Err` naming a list whose
+/// entries are not all such integers (hundred-and-forty-second hostile round, N3: a negative
+/// offset was said as the safetensors crate's "invalid JSON", naming no tensor).
+fn usizes(
+    (name, info): (&str, &serde_json::Value),
+    (key, words): (&str, &str),
+) -> Option<Result<Vec<usize>, String>> {
+    let list = info.get(key)?.as_array()?;
+    let values: Option<Vec<usize>> = list
+        .iter()
+        .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
+        .collect();
+    Some(values.ok_or_else(|| {
+        format!(
+            "tensor `{name}` has the {words} {}, which are not all non-negative integers",
+            serde_json::Value::Array(list.clone())
+        )
+    }))
 }
 
 /// [`load`] from the file's bytes; `name` is the file, for messages.
@@ -620,6 +637,53 @@ fn mlp_with_tensors(mut mlp: Mlp, get: Get<'_>) -> Result<Mlp, ModelError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A safetensors file of one header and `data` bytes of data.
+    fn safetensors_with(header: &str, data: usize) -> Vec<u8> {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.resize(bytes.len() + data, 0);
+        bytes
+    }
+
+    /// A header's negative offset or shape is named with its tensor (hundred-and-forty-second
+    /// hostile round, N3: the safetensors crate's "invalid JSON"), and a size that overflows
+    /// is said in words (its N2).
+    #[test]
+    fn a_header_that_is_no_tensor_is_named() {
+        let negative = safetensors_with(
+            r#"{"w":{"dtype":"F64","shape":[2],"data_offsets":[-8,8]}}"#,
+            16,
+        );
+        for culprit in [header_culprit(&negative), size_culprit(&negative)] {
+            assert_eq!(
+                culprit.as_deref(),
+                Some(
+                    "tensor `w` has the data offsets [-8,8], which are not all non-negative \
+                     integers"
+                )
+            );
+        }
+        let shape = safetensors_with(
+            r#"{"w":{"dtype":"F64","shape":[-2],"data_offsets":[0,16]}}"#,
+            16,
+        );
+        assert!(
+            header_culprit(&shape).is_some_and(|c| c.contains("has the shape [-2]")),
+            "{:?}",
+            header_culprit(&shape)
+        );
+        let huge = safetensors_with(
+            r#"{"w":{"dtype":"F64","shape":[1099511627776,1099511627776],"data_offsets":[0,16]}}"#,
+            16,
+        );
+        assert!(
+            header_culprit(&huge)
+                .is_some_and(|c| c.contains("take more bytes than any file holds")),
+            "{:?}",
+            header_culprit(&huge)
+        );
+    }
     use super::*;
     use crate::{ActivationKind, MlpConfig};
 

@@ -697,12 +697,13 @@ mod tests {
     use super::PredictedRow;
 
     /// A one-output MLP of `depth` hidden layers (width 64, activation `act`, biases), full-batch gradient
-    /// descent on the square loss at `lr`, f64, with its empirical prediction.
+    /// descent on the square loss at `lr`, f64, with its empirical prediction. The data are
+    /// [`data`]'s (a set with a test split is named: the digits have none).
     fn config(act: &str, depth: usize, lr: f64, epochs: usize) -> TrainConfig {
         TrainConfig::parse(&format!(
             r#"
 [data]
-dataset = "digits"
+dataset = "mnist"
 n = 12
 subset = "first"
 

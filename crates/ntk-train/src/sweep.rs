@@ -150,7 +150,11 @@ pub fn in_run_id_form(name: &str) -> bool {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     name.strip_prefix("depth").is_some_and(|rest| {
         rest.split_once('_').is_some_and(|(depth, rest)| {
+            // `run_id` writes the depth in three digits or more: a merged experiment's own
+            // `depth1_...` is not a sweep's name (hundred-and-forty-fifth hostile round, N3:
+            // it was refused, to be "moved back").
             digits(depth)
+                && depth.len() >= 3
                 && rest.contains("_lr")
                 && rest
                     .rsplit_once("_seed")

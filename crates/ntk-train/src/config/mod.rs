@@ -654,6 +654,7 @@ impl TrainConfig {
     /// - `train.test_n` of a file set: the rows of `data.test_x`, or 0 without one. Given,
     ///   it must be 0 without `data.test_x`, and above 0 and at most its rows with it (the
     ///   value recorded is the number of samples evaluated).
+    /// - `train.test_n` of the digits: 0 (they have no test split); given, it must be 0.
     pub fn with_data_defaults(mut self, given: Given) -> crate::Result<Self> {
         if !given.output_dim && self.model.is_some() {
             let classes = ntk_data::inputs::classes(&self.data)?;
@@ -670,6 +671,22 @@ impl TrainConfig {
             }
             if let Some(m) = self.model.as_mut() {
                 m.output_dim = classes;
+            }
+        }
+        // The digits are one set of 1797 samples: no test split to evaluate on. Left out,
+        // `train.test_n` is 0 there; given above 0, it is refused by name (hundred-and-forty-
+        // second hostile round, N5: the load's "digits has no test split" named no key).
+        if self.data.dataset == ntk_data::Dataset::Digits {
+            match (given.test_n, self.train.test_n) {
+                (false, _) => self.train.test_n = 0,
+                (true, 0) => {}
+                (true, test_n) => {
+                    return Err(crate::Error::config(
+                        "train.test_n",
+                        test_n,
+                        "digits has no test split (its 1797 samples are one set): set it to 0",
+                    ));
+                }
             }
         }
         if self.data.dataset == ntk_data::Dataset::File {

@@ -101,8 +101,8 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     }
     // A sweep's run directory is named by its run; names not of that form (a merged
     // experiment's own) are not held to it.
-    let own = crate::sweep::in_run_id_form(&id)
-        && check_named(
+    if crate::sweep::in_run_id_form(&id) {
+        check_named(
             dir,
             &id,
             cfg.spec()
@@ -110,6 +110,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
                 .map(|spec| crate::sweep::run_id(&spec, cfg.optim.lr, seed)),
             summary.as_ref(),
         )?;
+    }
     let provenance = match &summary {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
@@ -118,31 +119,23 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(p) = &provenance
         && let Err(e) = held_to_record(&cfg_path, &config, p)
     {
-        // Where the tables' checksums do not agree with summary.json either: a summary that
-        // records this directory's run is its own, and both were changed; elsewhere
-        // which file is not the run's cannot be told, and both are said (hundred-and-forty-
-        // second hostile round, second review, D1: a summary copied from another run blamed
-        // an untouched config.toml; the hundred-and-forty-third's, D1: the first fix called
-        // an untouched summary "another run's" where config.toml and a table were edited).
+        // Where the tables' checksums do not agree with summary.json either, which file is
+        // not the run's cannot be told: both are said (hundred-and-forty-second hostile
+        // round, second review, D1: a summary copied from another run blamed an untouched
+        // config.toml; the hundred-and-forty-third's, D1: the first fix called an untouched
+        // summary "another run's" where config.toml and a table were edited; the
+        // hundred-and-forty-fifth, D1: a summary whose run has this directory's name is not
+        // the directory's own for that, as another sweep's run of the same name shows).
         let path = dir.join("summary.json");
         if let Some(s) = &summary
             && let Err(tables) = crate::summary::check_recorded(dir, s, &path)
         {
-            return Err(crate::Error::NotAsWritten(match (own, &e) {
-                (true, crate::Error::Edited { edits, .. }) => format!(
-                    "{}: differs from the config its run recorded ({}), and {tables}; {} \
-                     records this directory's own run, so both were changed after it",
-                    cfg_path.display(),
-                    edits.join("; "),
-                    path.display()
-                ),
-                _ => format!(
-                    "{}: does not agree with its run directory: the config it records is not \
-                     config.toml's, and {tables}. Either summary.json is another run's (copied \
-                     or linked), or config.toml was edited and the table changed after the run",
-                    path.display()
-                ),
-            }));
+            return Err(crate::Error::NotAsWritten(format!(
+                "{}: does not agree with its run directory: the config it records is not \
+                 config.toml's, and {tables}. Either summary.json is another run's (copied or \
+                 linked), or config.toml was edited and the table changed after the run",
+                path.display()
+            )));
         }
         return Err(e);
     }
@@ -168,6 +161,17 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(s) = &summary
         && let Some(what) = metrics_disagree(&metrics, s)
     {
+        // A summary that holds its own checksum (checked above) was not edited: the table
+        // changed (hundred-and-forty-fourth hostile round, second review, N2: "one of them
+        // was edited" where the checksum could decide).
+        if s.checksum.is_some() {
+            return Err(crate::Error::NotAsWritten(format!(
+                "{}: {what}, where {} holds its own checksum: the table was changed after the \
+                 run (edited, or copied from another run)",
+                metrics_path.display(),
+                dir.join("summary.json").display()
+            )));
+        }
         return Err(crate::Error::MetricsEdited {
             metrics: metrics_path,
             summary: dir.join("summary.json"),
@@ -288,41 +292,54 @@ fn check_no_links(dir: &Path) -> crate::Result<()> {
 }
 
 /// Holds a sweep's run directory `dir`, named `id`, to the run its `config.toml` describes
-/// (`from_config`, its [`crate::sweep::run_id`]) and the run its summary records: a
-/// directory renamed, or a file of another run's copied in, is not the run its name says
-/// (eighty-eighth hostile round, N3). Whether the summary records this directory's run
-/// (then it is the run's own, and a `config.toml` that says another run was edited, which
-/// [`held_to_record`] names by key: hundred-and-forty-third hostile round, second review,
-/// N1, an edited rate was called a renamed or copied file).
+/// (`from_config`, its [`crate::sweep::run_id`]; `None` where it cannot be formed without
+/// reading more, as an ONNX network's file) and the run its summary records: a directory
+/// renamed, or a file of another run's copied in, is not the run its name says
+/// (eighty-eighth hostile round, N3). A summary that records the run of this directory's
+/// name passes: whether it is this directory's own is left to the config and the tables
+/// (another sweep's run of the same name records the same name), and a `config.toml` that
+/// says another run beside it is named by key ([`held_to_record`]; hundred-and-forty-third
+/// hostile round, second review, N1: an edited rate was called a renamed or copied file).
 fn check_named(
     dir: &Path,
     id: &str,
     from_config: Option<String>,
     summary: Option<&crate::summary::TrainSummary>,
-) -> crate::Result<bool> {
+) -> crate::Result<()> {
     const NAMING: &str = "a sweep names each run directory by its depth, activation, \
                           normalization, rate and seed";
     let recorded = summary.map(crate::sweep::recorded_run_id);
+    let refused = |why: String| Err(crate::Error::NotItsRun(why));
     match (from_config, recorded) {
-        (_, Some(r)) if r == id => Ok(true),
-        (Some(c), Some(r)) if c == r => Err(crate::Error::NotItsRun(format!(
+        (_, Some(r)) if r == id => Ok(()),
+        (Some(c), Some(r)) if c == r => refused(format!(
             "{}: its config.toml and summary.json are the run {r}'s ({NAMING}): the directory \
              was renamed, or both files copied from that run, so its results are not \
              reported; move it back",
             dir.display()
-        ))),
-        (_, Some(r)) => Err(crate::Error::NotItsRun(format!(
-            "{}: records the run {r}, not this directory's ({NAMING}): copied or linked from \
-             another run, so its results are not reported; put the run's own back, or remove the run \
-             directory and train it again",
+        )),
+        (Some(c), Some(r)) if c == id => refused(format!(
+            "{}: records the run {r}, where config.toml records this directory's ({NAMING}): \
+             copied or linked from another run, so its results are not reported; put the \
+             run's own back, or remove the run directory and train it again",
             dir.join("summary.json").display()
-        ))),
-        (Some(c), None) if c != id => Err(crate::Error::NotItsRun(format!(
+        )),
+        // An ONNX config's run is not formed here (its file unread): the summary and the
+        // name alone cannot tell a renamed directory from a copied summary (hundred-and-
+        // forty-fifth hostile round, second review, D1: a renamed ONNX run was called a
+        // copied summary, to be trained again).
+        (_, Some(r)) => refused(format!(
+            "{}: records the run {r}, not this directory's ({NAMING}): the directory was \
+             renamed, or summary.json copied or linked from that run, so its results are not \
+             reported; move it back",
+            dir.join("summary.json").display()
+        )),
+        (Some(c), None) if c != id => refused(format!(
             "{}: its config.toml is the run {c}'s ({NAMING}): the directory was renamed, or \
              the file copied or edited, so its results are not reported; move it back",
             dir.display()
-        ))),
-        _ => Ok(false),
+        )),
+        _ => Ok(()),
     }
 }
 

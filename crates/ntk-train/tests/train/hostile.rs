@@ -115,6 +115,16 @@ fn collect(out: &Path) -> Output {
     run(&["collect".into(), out.as_os_str().to_os_string()])
 }
 
+/// The run directories of the sweep in `out`, by name.
+fn sweep_runs(out: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs
+}
+
 /// A copy of the run directory `from` at `to` (`cp -a`): one run, edited case by case.
 fn copy_run(from: &Path, to: PathBuf) -> PathBuf {
     let o = Command::new("cp")
@@ -2562,6 +2572,23 @@ fn an_onnx_sweep_holds_its_seeds_apart_in_the_rate_selection() {
     assert_eq!(best[0]["selection"], "held_out", "{best:?}");
     assert_eq!(best[0]["selection_seed"], "1", "{best:?}");
     assert_eq!(best[0]["seeds"], "1", "{best:?}");
+    // A run directory renamed to another seed's name is said as renamed (or its summary
+    // copied), to be moved back, not as a copy to train again: an ONNX config's run is not
+    // formed without its file (hundred-and-forty-fifth hostile round, second review, D1).
+    let runs = out.join("runs");
+    std::fs::rename(
+        runs.join("depth000_onnx_none_lr1e-1_seed2"),
+        runs.join("depth000_onnx_none_lr1e-1_seed7"),
+    )
+    .unwrap();
+    let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
+    assert!(
+        said.contains("records the run depth000_onnx_none_lr1e-1_seed2, not this directory's")
+            && said.contains("the directory was renamed")
+            && said.contains("move it back")
+            && !said.contains("train it again"),
+        "{said}"
+    );
 }
 
 /// Seventh hostile round: a refusal the dry run makes from the data (inputs beyond f32's
@@ -4894,8 +4921,28 @@ fn data_errors_name_the_config() {
             &run(&args(&cfg, &out, &extra)),
             &["t.toml (with overrides): data.split: digits has no test split"],
         );
+        // A test set asked of the digits names its key (hundred-and-forty-second hostile
+        // round, N5: the load said "digits has no test split" and named none).
+        let mut extra = vec!["--set", "train.test_n=50"];
+        extra.extend(dry);
+        assert_clean_error(
+            "a digits test set",
+            &run(&args(&cfg, &out, &extra)),
+            &["train.test_n", "digits has no test split", "set it to 0"],
+        );
     }
     assert!(!out.exists());
+    // Left out, train.test_n is 0 for the digits.
+    let without = write(d, "without.toml", &TINY.replace("test_n = 0\n", ""));
+    assert!(
+        !std::fs::read_to_string(&without)
+            .unwrap()
+            .contains("test_n")
+    );
+    assert_ok(
+        "the digits without train.test_n",
+        &run(&args(&without, &out, &[])),
+    );
 }
 
 /// Sixty-fifth hostile round. D1: `optim.scalar_lr_scale` in a sweep over variants with
@@ -6117,6 +6164,14 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     );
     let plot = run(&["plot".into(), out.clone().into_os_string()]);
     assert_clean_error("plot of it", &plot, &["move it back"]);
+    // A name of the user's own, not run_id's form (its depth in fewer than three digits),
+    // is not held to it (hundred-and-forty-fifth hostile round, N3).
+    std::fs::rename(
+        runs.join("depth001_relu_none_lr1e-1_seed9"),
+        runs.join("depth1_relu_lr0.1_seed1"),
+    )
+    .unwrap();
+    assert_ok("a run named by its user", &collect(&out));
 }
 
 /// Eighty-ninth hostile round, D9: a run killed between its first checkpoint's rename and its
@@ -7880,18 +7935,14 @@ fn a_single_runs_unreadable_file_has_a_single_runs_remedy() {
 fn a_summary_copied_from_another_run_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let (_, out) = swept(dir.path(), "sweep");
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
+    let runs = sweep_runs(&out);
     assert!(runs.len() >= 2, "{runs:?}");
     std::fs::copy(runs[0].join("summary.json"), runs[1].join("summary.json")).unwrap();
     let o = collect(&out);
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(
         said.contains(&format!(
-            "summary.json: records the run {}, not this directory's",
+            "summary.json: records the run {}, where config.toml records this directory's",
             runs[0].file_name().unwrap().to_string_lossy()
         )) && said.contains("copied or linked from another run"),
         "{said}"
@@ -7899,11 +7950,7 @@ fn a_summary_copied_from_another_run_is_named() {
     // The run's own summary beside an edited config.toml and table is not called another
     // run's (hundred-and-forty-third hostile round, second review, D1).
     let (_, out) = swept(dir.path(), "edited");
-    let run = std::fs::read_dir(out.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .min()
-        .unwrap();
+    let run = sweep_runs(&out).remove(0);
     let cfg = run.join("config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
     assert!(text.contains("momentum = 0.5"), "{text}");
@@ -7914,20 +7961,38 @@ fn a_summary_copied_from_another_run_is_named() {
     std::fs::write(&metrics, table).unwrap();
     let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
     assert!(
-        said.contains("config.toml: differs from the config its run recorded (optim.momentum = 0.4 there, 0.5 recorded), and")
+        said.contains("or config.toml was edited and the table changed after the run")
             && said.contains("metrics.csv")
-            && said.contains("records this directory's own run, so both were changed")
-            && !said.contains("copied"),
+            && !said.contains("records another run"),
+        "{said}"
+    );
+    // Another sweep's run of the same name (another width) is not this directory's own:
+    // its summary copied in is said both ways, not blamed on the untouched config.toml and
+    // table (hundred-and-forty-fifth hostile round, D1).
+    let (_, ours) = swept(dir.path(), "ours");
+    let wider = write(
+        dir.path(),
+        "wider.toml",
+        &format!("{TINY}{SWEEP}").replace("width = 8", "width = 12"),
+    );
+    let theirs = dir.path().join("theirs");
+    assert_ok("the wider sweep", &self::run(&args(&wider, &theirs, &[])));
+    let name = sweep_runs(&ours)[0].file_name().unwrap().to_owned();
+    std::fs::copy(
+        theirs.join("runs").join(&name).join("summary.json"),
+        ours.join("runs").join(&name).join("summary.json"),
+    )
+    .unwrap();
+    let said = String::from_utf8_lossy(&collect(&ours).stderr).into_owned();
+    assert!(
+        said.contains("Either summary.json is another run's (copied or linked)")
+            && !said.contains("own run"),
         "{said}"
     );
     // A rate edited in config.toml is an edit, not a renamed or copied file (the
     // hundred-and-forty-third hostile round, second review, N1).
     let (_, out) = swept(dir.path(), "rate");
-    let run = std::fs::read_dir(out.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .min()
-        .unwrap();
+    let run = sweep_runs(&out).remove(0);
     let cfg = run.join("config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
     assert!(text.contains("lr = 0.1"), "{text}");
@@ -7952,11 +8017,7 @@ fn an_edited_summary_is_named_before_what_it_records() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let (sweep, out) = swept(dir.path(), "sweep");
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
+    let runs = sweep_runs(&out);
     let summary = runs[0].join("summary.json");
     let original = std::fs::read_to_string(&summary).unwrap();
     let metrics_bytes = std::fs::metadata(runs[0].join("metrics.csv"))
@@ -7998,5 +8059,17 @@ fn an_edited_summary_is_named_before_what_it_records() {
         "a linked metrics.csv",
         &collect(&out),
         &["metrics.csv: a symbolic link, never followed"],
+    );
+    // Copied instead: the summary holds its own checksum, so the table is the one that
+    // changed (round 144b, N2: "one of them was edited").
+    std::fs::remove_file(&metrics).unwrap();
+    std::fs::copy(runs[1].join("metrics.csv"), &metrics).unwrap();
+    assert_clean_error(
+        "a copied metrics.csv",
+        &collect(&out),
+        &[
+            "metrics.csv: ",
+            "holds its own checksum: the table was changed after the run",
+        ],
     );
 }
