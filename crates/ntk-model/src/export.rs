@@ -342,7 +342,11 @@ fn culprit(bytes: &[u8], bounds: bool) -> Option<String> {
             Err(why) => return Some(why),
         };
         let [begin, stop] = offsets[..] else {
-            return None;
+            return Some(format!(
+                "tensor `{name}` has {} data offsets {offsets:?}, where a tensor has two (its \
+                 first byte and the byte after its last)",
+                offsets.len()
+            ));
         };
         let need = shape.iter().try_fold(size, |acc, &d| acc.checked_mul(d));
         if stop < begin && !bounds {
@@ -373,14 +377,20 @@ fn usizes(
     (name, info): (&str, &serde_json::Value),
     (key, words): (&str, &str),
 ) -> Option<Result<Vec<usize>, String>> {
-    let list = info.get(key)?.as_array()?;
+    let value = info.get(key)?;
+    let Some(list) = value.as_array() else {
+        return Some(Err(format!(
+            "tensor `{name}` has the {words} {value}, which is not a list"
+        )));
+    };
     let values: Option<Vec<usize>> = list
         .iter()
         .map(|v| v.as_u64().and_then(|d| usize::try_from(d).ok()))
         .collect();
     Some(values.ok_or_else(|| {
         format!(
-            "tensor `{name}` has the {words} {}, which are not all non-negative integers",
+            "tensor `{name}` has the {words} {}, which are not all non-negative integers \
+             within a file's size",
             serde_json::Value::Array(list.clone())
         )
     }))
@@ -660,7 +670,7 @@ mod tests {
                 culprit.as_deref(),
                 Some(
                     "tensor `w` has the data offsets [-8,8], which are not all non-negative \
-                     integers"
+                     integers within a file's size"
                 )
             );
         }
@@ -673,6 +683,23 @@ mod tests {
             "{:?}",
             header_culprit(&shape)
         );
+        for (header, said) in [
+            (
+                r#"{"w":{"dtype":"F64","shape":null,"data_offsets":[0,16]}}"#,
+                "has the shape null, which is not a list",
+            ),
+            (
+                r#"{"w":{"dtype":"F64","shape":[2],"data_offsets":[0,8,16]}}"#,
+                "has 3 data offsets [0, 8, 16], where a tensor has two",
+            ),
+        ] {
+            let bytes = safetensors_with(header, 16);
+            assert!(
+                header_culprit(&bytes).is_some_and(|c| c.contains(said)),
+                "{:?}",
+                header_culprit(&bytes)
+            );
+        }
         let huge = safetensors_with(
             r#"{"w":{"dtype":"F64","shape":[1099511627776,1099511627776],"data_offsets":[0,16]}}"#,
             16,

@@ -189,7 +189,7 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
         self.files.as_ref()
     }
     /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]).
-    fn edited(&self, path: &Path) -> Option<String> {
+    fn not_its_own(&self, path: &Path) -> Option<String> {
         crate::sweep::summary_edited(self, path)
     }
     /// Its numbers against its `eigenvalues.npy` (`lambda_min`, `lambda_max`, `kappa`, and

@@ -315,11 +315,16 @@ pub enum Error {
     /// message names them and ends with the remedy ([`crate::report::runs`]).
     #[error("{0}")]
     NotItsRun(String),
-    /// A run's config.toml edited after the run: each edit as `key = now there, was
-    /// recorded`.
+    /// A run's config.toml that says other than its run's record (its summary, or its
+    /// checkpoint where it has none): each difference as `key = now there, was recorded`.
+    /// Which of the two changed, the files cannot say where the record holds its own
+    /// checksum and its tables agree with it: a record copied in with its tables from
+    /// another run of the same name reads the same (hundred-and-forty-sixth hostile round,
+    /// D1: it was called an edited config.toml).
     #[error(
-        "{}: differs from the config its run recorded ({}); the file was edited after the \
-         run, so its results are not reported",
+        "{}: differs from the config its run recorded ({}): the file was edited after the \
+         run, or the run's record (summary.json with its tables, or its checkpoint) was \
+         copied in from another run, so its results are not reported",
         .path.shown(),
         .edits.join("; ")
     )]

@@ -330,8 +330,20 @@ impl sweep::Recorded for TrainSummary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref().filter(|f| !f.is_empty())
     }
-    fn edited(&self, path: &Path) -> Option<String> {
-        crate::summary::edited(self, path)
+    /// Edited ([`crate::summary::edited`]), or in a sweep run directory named for another
+    /// run than the one it records ([`recorded_run_id`]: renamed, or copied in).
+    fn not_its_own(&self, path: &Path) -> Option<String> {
+        crate::summary::edited(self, path).or_else(|| {
+            let name = path.parent()?.file_name()?.to_str()?;
+            let recorded = recorded_run_id(self);
+            (in_run_id_form(name) && recorded != name).then(|| {
+                format!(
+                    "{}: records the run {recorded}, not this directory's: the directory was \
+                     renamed (move it back), or summary.json copied from that run",
+                    path.display()
+                )
+            })
+        })
     }
     /// Its own checksum ([`crate::summary::edited`]), its run's `config.toml` against the
     /// config it records ([`crate::report::config_edited`]), and its run's `metrics.csv` against it
@@ -366,12 +378,8 @@ impl sweep::Recorded for TrainSummary {
                     return crate::summary::check_metrics_file(dir, self, path).err();
                 };
                 Some(
-                    crate::Error::MetricsEdited {
-                        metrics,
-                        summary: path.to_path_buf(),
-                        what,
-                    }
-                    .to_string(),
+                    crate::report::metrics_changed(metrics, path.to_path_buf(), self, what)
+                        .to_string(),
                 )
             })
     }
@@ -396,8 +404,9 @@ pub fn run_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
     }
 }
 
-/// The remedy every stale run's message ends with.
-const REDO: &str = "pass --recompute to train the run again";
+/// The remedy every stale run's message ends with; `collect --config` says it too, which
+/// takes no `--recompute` (hundred-and-forty-sixth hostile round, N3).
+const REDO: &str = "pass --recompute to the run or sweep to train the run again";
 
 /// A finished (or diverged) run's state: done where its model of record is there as the
 /// run left it. Its checkpoint is verified as a resume verifies one (its config and every

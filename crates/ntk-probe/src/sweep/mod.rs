@@ -72,7 +72,7 @@ impl sweep::Recorded for Summary {
         self.files.as_ref()
     }
     /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]).
-    fn edited(&self, path: &Path) -> Option<String> {
+    fn not_its_own(&self, path: &Path) -> Option<String> {
         crate::sweep::summary_edited(self, path)
     }
     /// Its checksum and its numbers against its eigenvalues and blocks ([`check_numbers`]).

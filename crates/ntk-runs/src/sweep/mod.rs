@@ -272,13 +272,15 @@ pub trait Recorded: DeserializeOwned {
     fn check(&self, _path: &Path) -> Option<String> {
         None
     }
-    /// Why the record at `path` is not as its run wrote it by its own checksum
-    /// ([`provenance::SelfChecksum::sealed`]); `None` where it is or records none. [`state`]
-    /// asks where the record's config is not the one about to run: an edited record's
-    /// config is not another config's (hundred-and-forty-fourth hostile round, N3: a
-    /// summary whose recorded config was edited was called "made by a different config").
-    /// Elsewhere [`Recorded::check`] names what was edited.
-    fn edited(&self, _path: &Path) -> Option<String> {
+    /// Why the record at `path` is not its place's own, other than by its config: edited
+    /// (its own checksum fails, [`provenance::SelfChecksum::sealed`]), or another place's (a
+    /// training run's directory renamed); `None` where it is. [`state`] asks where the
+    /// record's config is not the one about to run: an edited or moved record is not another
+    /// config's (hundred-and-forty-fourth hostile round, N3: a summary whose recorded config
+    /// was edited was called "made by a different config"; the hundred-and-forty-fifth, N4:
+    /// swapped run directories were, to be trained again). Elsewhere [`Recorded::check`]
+    /// names what was edited.
+    fn not_its_own(&self, _path: &Path) -> Option<String> {
         None
     }
 }
@@ -345,7 +347,7 @@ pub fn state<R: Recorded>(
                     return State::Blocked(format!("{why}; not the run's: move it away"));
                 }
                 if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
-                    return State::Stale(match r.edited(path) {
+                    return State::Stale(match r.not_its_own(path) {
                         Some(why) => format!("{why}; {redo}"),
                         None => e.to_string(),
                     });

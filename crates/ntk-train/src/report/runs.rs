@@ -161,22 +161,12 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(s) = &summary
         && let Some(what) = metrics_disagree(&metrics, s)
     {
-        // A summary that holds its own checksum (checked above) was not edited: the table
-        // changed (hundred-and-forty-fourth hostile round, second review, N2: "one of them
-        // was edited" where the checksum could decide).
-        if s.checksum.is_some() {
-            return Err(crate::Error::NotAsWritten(format!(
-                "{}: {what}, where {} holds its own checksum: the table was changed after the \
-                 run (edited, or copied from another run)",
-                metrics_path.display(),
-                dir.join("summary.json").display()
-            )));
-        }
-        return Err(crate::Error::MetricsEdited {
-            metrics: metrics_path,
-            summary: dir.join("summary.json"),
+        return Err(metrics_changed(
+            metrics_path,
+            dir.join("summary.json"),
+            s,
             what,
-        });
+        ));
     }
     // The prediction and the tracked NTK as the run wrote them (seventy-third hostile
     // round, D6: an edited `predicted.csv` reached `convergence.csv`).
@@ -270,6 +260,31 @@ impl PlannedRun {
 /// order, which its sweep's seed axis sets (its weights are the file's, its model seed
 /// always 0): with 0 for every seed, a sweep over lrs and seeds had one seed in the rate
 /// selection, `selection_seed_only` on the rates every seed trained (sixth hostile round).
+/// A run's `metrics.csv` whose values (`what`) disagree with its summary `s` (at `summary`):
+/// where the summary holds its own checksum (checked before, by every reader), the table
+/// changed (hundred-and-forty-fourth hostile round, second review, N2; the hundred-and-
+/// forty-sixth, N1: the plans still said "one of them was edited"); else either may have.
+pub(crate) fn metrics_changed(
+    metrics: PathBuf,
+    summary: PathBuf,
+    s: &TrainSummary,
+    what: String,
+) -> crate::Error {
+    if s.checksum.is_some() {
+        return crate::Error::NotAsWritten(format!(
+            "{}: {what}, where {} holds its own checksum: the table was changed after the run \
+             (edited, or copied from another run)",
+            metrics.display(),
+            summary.display()
+        ));
+    }
+    crate::Error::MetricsEdited {
+        metrics,
+        summary,
+        what,
+    }
+}
+
 /// Refuses a run whose files (`config.toml`, `summary.json`, `metrics.csv`, the recorded
 /// tables) include a symbolic link: a run's files are the ones it wrote, and a link leads
 /// to another's (hundred-and-forty-fourth hostile round, N2: a `metrics.csv` or
@@ -331,7 +346,7 @@ fn check_named(
         (_, Some(r)) => refused(format!(
             "{}: records the run {r}, not this directory's ({NAMING}): the directory was \
              renamed, or summary.json copied or linked from that run, so its results are not \
-             reported; move it back",
+             reported; move the directory back, or put the run's own summary.json back",
             dir.join("summary.json").display()
         )),
         (Some(c), None) if c != id => refused(format!(
@@ -378,10 +393,19 @@ fn held_to_record(
 /// Why the `config.toml` in the run directory `dir` is not the config its run recorded
 /// (`recorded`), as [`read_run`] refuses it, for the plan to hold the run stale so that
 /// `--recompute` trains it again (eighty-first hostile round, D2: every plan said `done`
-/// and the collect that ends it refused the run, `--recompute` included); `None` where it
-/// is, or where it cannot be read (`collect` names that).
+/// and the collect that ends it refused the run, `--recompute` included), or where it is
+/// missing; `None` where it is, or where it cannot be read (`collect` names that).
 pub(crate) fn config_edited(dir: &Path, recorded: &Provenance) -> Option<String> {
     let path = dir.join("config.toml");
+    // A finished run without its config.toml is not collected: the plan holds it stale,
+    // not done (hundred-and-forty-sixth hostile round, D2: every plan said "already
+    // finished" and every collect "not collected", with no way out).
+    if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Some(format!(
+            "{}: missing beside the run's summary.json, so the run is not collected",
+            path.display()
+        ));
+    }
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&path).ok()?;
     held_to_record(&path, &recorded_form(&cfg), recorded)
         .err()

@@ -2585,7 +2585,7 @@ fn an_onnx_sweep_holds_its_seeds_apart_in_the_rate_selection() {
     assert!(
         said.contains("records the run depth000_onnx_none_lr1e-1_seed2, not this directory's")
             && said.contains("the directory was renamed")
-            && said.contains("move it back")
+            && said.contains("move the directory back")
             && !said.contains("train it again"),
         "{said}"
     );
@@ -6172,6 +6172,28 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     )
     .unwrap();
     assert_ok("a run named by its user", &collect(&out));
+    // Two run directories swapped: the sweep's plan says renamed, to be moved back, not only
+    // "made by a different config" to be trained again (hundred-and-forty-fifth hostile
+    // round, N4).
+    let (sweep, out) = swept(d, "swapped");
+    let runs = sweep_runs(&out);
+    let held = out.join("held");
+    std::fs::rename(&runs[0], &held).unwrap();
+    std::fs::rename(&runs[1], &runs[0]).unwrap();
+    std::fs::rename(&held, &runs[1]).unwrap();
+    let o = run(&args(&sweep, &out, &["--dry-run"]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "records the run {}, not this directory's: the directory was renamed (move it back)",
+            runs[1].file_name().unwrap().to_string_lossy()
+        )),
+        "{said}"
+    );
 }
 
 /// Eighty-ninth hostile round, D9: a run killed between its first checkpoint's rename and its
@@ -8000,8 +8022,7 @@ fn a_summary_copied_from_another_run_is_named() {
     let said = String::from_utf8_lossy(&collect(&out).stderr).into_owned();
     assert!(
         said.contains("config.toml: differs from the config its run recorded (optim.lr = 0.25 there, 0.1 recorded)")
-            && !said.contains("renamed")
-            && !said.contains("copied"),
+            && !said.contains("renamed"),
         "{said}"
     );
 }
@@ -8072,4 +8093,59 @@ fn an_edited_summary_is_named_before_what_it_records() {
             "holds its own checksum: the table was changed after the run",
         ],
     );
+}
+
+/// Hundred-and-forty-sixth hostile round. D1: a summary.json copied in with its tables from
+/// another sweep's run of the same name (another width) was said as an edited config.toml;
+/// both possibilities are said. D2: a finished run without its config.toml was "already
+/// finished" for every plan and "not collected" by every collect, with no way out: the plan
+/// holds it stale, and `--recompute` trains it again.
+#[test]
+fn a_record_copied_with_its_tables_and_a_missing_config_are_said() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, ours) = swept(d, "ours");
+    let wider = write(
+        d,
+        "wider.toml",
+        &format!("{TINY}{SWEEP}").replace("width = 8", "width = 12"),
+    );
+    let theirs = d.join("theirs");
+    assert_ok("the wider sweep", &run(&args(&wider, &theirs, &[])));
+    let run_dir = sweep_runs(&ours).remove(0);
+    let name = run_dir.file_name().unwrap().to_owned();
+    for f in ["summary.json", "metrics.csv", "ntk.csv"] {
+        let from = theirs.join("runs").join(&name).join(f);
+        if from.exists() {
+            std::fs::copy(from, run_dir.join(f)).unwrap();
+        }
+    }
+    assert_clean_error(
+        "a record copied with its tables",
+        &collect(&ours),
+        &[
+            "config.toml: differs from the config its run recorded (model.width = 8 there, 12 recorded)",
+            "the file was edited after the run, or the run's record",
+            "was copied in from another run",
+        ],
+    );
+    // A finished run's config.toml removed: stale in the plan, trained again by --recompute.
+    let (sweep2, out) = swept(d, "missing");
+    let run_dir = sweep_runs(&out).remove(0);
+    std::fs::remove_file(run_dir.join("config.toml")).unwrap();
+    let o = run(&args(&sweep2, &out, &["--dry-run"]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains("config.toml: missing beside the run's summary.json")
+            && said.contains("--recompute"),
+        "{said}"
+    );
+    assert_ok("--recompute", &run(&args(&sweep2, &out, &["--recompute"])));
+    assert!(run_dir.join("config.toml").is_file());
+    assert_ok("the collect after it", &collect(&out));
 }
