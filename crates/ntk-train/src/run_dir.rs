@@ -176,6 +176,43 @@ const RUN_PROOFS: [&str; 4] = [
     ntk_runs::sweep::FAILED_FILE,
 ];
 
+/// The first of a run's files ([`RUN_FILES`], the lock aside) in `dir` that is a symbolic
+/// link, with why it is not read: a run's files are the ones it wrote, and a link leads to
+/// another's (hundred-and-forty-fourth hostile round, N2; the hundred-and-forty-seventh,
+/// D2: a linked `checkpoints/` was read through by the plans, and its model called
+/// damaged, to be trained again where the sweep refused to).
+pub fn linked_file(dir: &Path) -> Option<String> {
+    RUN_FILES
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()))
+        .map(|p| {
+            format!(
+                "{}: a symbolic link, never followed: a run's files are the ones it wrote \
+                 (copy the file itself here, if it is this run's, or move the link away)",
+                p.display()
+            )
+        })
+}
+
+/// Why the run in `dir` holds a summary but no `config.toml`: its results cannot be
+/// labelled, and are not collected (hundred-and-forty-sixth hostile round, D2; the
+/// hundred-and-forty-seventh, D1 and D3: collect warned and chose another rate in its
+/// place, and plot said "no run here").
+pub fn missing_config(dir: &Path) -> Option<String> {
+    let config = dir.join("config.toml");
+    let gone = |p: &Path| {
+        std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    };
+    (gone(&config) && !gone(&dir.join("summary.json"))).then(|| {
+        format!(
+            "{}: missing beside the run's summary.json, so the run is not collected: restore \
+             it, or train the run again (--recompute to the run or sweep)",
+            config.display()
+        )
+    })
+}
+
 /// Refuses a run directory the tools did not make, before any work: a sweep's directory (a
 /// `runs/` in it), an entry that is not a run's file ([`RUN_FILES`] and the report's tables
 /// and figures, [`crate::files::is_report_file`]), a file at a run's name with no run beside

@@ -396,6 +396,11 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
 /// differs (hundred-and-fortieth hostile round, second review, N4: a single run was told to
 /// move "the point out of runs/").
 pub fn run_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
+    // A link among the run's files is not read through (hundred-and-forty-seventh hostile
+    // round, D2: a linked checkpoints/ was hashed and called damaged, to be trained again).
+    if let Some(why) = crate::run_dir::linked_file(dir) {
+        return State::Blocked(why);
+    }
     let expected = [(dir.join("summary.json"), now)];
     match sweep::state::<TrainSummary>(&expected, REDO, holder) {
         State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now, holder),

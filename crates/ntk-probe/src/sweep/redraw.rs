@@ -124,6 +124,27 @@ fn check_angle(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::
 /// (to the 11 digits written; NaN: an older file without the range), spreads and standard errors non-negative or NaN (fewer than
 /// two seeds), `log10_kappa_mean` finite where `kappa_mean` is, angles [`check_angle`].
 fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
+    // One row per group: a row repeated was drawn twice without a word (hundred-and-forty-
+    // sixth hostile round, second review, N2).
+    fn key(g: &GroupRow) -> (&str, &str, &str, usize) {
+        (&g.protocol, &g.setting, &g.activation, g.depth)
+    }
+    for (i, g) in groups.iter().enumerate() {
+        if let Some(j) = groups[..i].iter().position(|h| key(h) == key(g)) {
+            return Err(bad(
+                path,
+                format!(
+                    "rows {} and {}: the same group ({} {} depth {}) twice: collect writes one \
+                     row per group (collect again)",
+                    j + 1,
+                    i + 1,
+                    g.protocol,
+                    g.activation,
+                    g.depth
+                ),
+            ));
+        }
+    }
     for (i, g) in groups.iter().enumerate() {
         let row = i + 1;
         // The counts: a group is at least one seed, and its singular seeds are some of them

@@ -6855,6 +6855,12 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
         let o = run(&os(&["plot", out.to_str().unwrap()]));
         assert_clean_error("an edited interval", &o, &["kappa_mean_low"]);
     }
+    // A row repeated is refused (hundred-and-forty-sixth hostile round, second review, N2:
+    // drawn twice without a word).
+    let row = table.lines().nth(1).unwrap();
+    std::fs::write(out.join("summary.csv"), format!("{table}{row}\n")).unwrap();
+    let o = run(&os(&["plot", out.to_str().unwrap()]));
+    assert_clean_error("a repeated row", &o, &["rows 1 and 2", "twice"]);
     std::fs::write(out.join("summary.csv"), &table).unwrap();
     assert_ok("plot again", &run(&os(&["plot", out.to_str().unwrap()])));
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();

@@ -94,7 +94,7 @@ impl TrainConfig {
             self.schedule.validate(),
             self.validate_min_lr(),
             self.validate_onnx(),
-            self.validate_net(),
+            self.validate_net_as_swept(),
         ]
         .into_iter()
         .filter_map(Result::err)
@@ -650,6 +650,45 @@ impl TrainConfig {
             ));
         }
         Ok(())
+    }
+
+    /// [`Self::validate_net`] of the networks the config trains: where a sweep's
+    /// activations (or families) replace the base's activation, a base whose own
+    /// activation refuses it passes where one of the swept activations takes it (each point
+    /// is checked with its own, [`crate::sweep::expand`]; hundred-and-forty-seventh hostile
+    /// round, second review, D1: a base `activation = "relu"` beside
+    /// `model.activation_param` was refused as "relu takes no parameter", though no point
+    /// was ReLU). The base's own error otherwise.
+    fn validate_net_as_swept(&self) -> crate::Result<()> {
+        let own = self.validate_net();
+        let swept: Vec<ActivationKind> = self
+            .sweep
+            .iter()
+            .flat_map(|s| {
+                s.activations
+                    .iter()
+                    .copied()
+                    .chain(s.families.iter().map(|f| f.activation))
+            })
+            .collect();
+        if own.is_ok() || swept.is_empty() {
+            return own;
+        }
+        let with = |kind: ActivationKind| {
+            let mut base = self.clone();
+            if let Some(m) = base.model.as_mut() {
+                m.activation = kind;
+            } else if let Some(r) = base.resnet.as_mut()
+                && r.activation.is_some()
+            {
+                r.activation = Some(kind);
+            }
+            base.validate_net()
+        };
+        match swept.into_iter().any(|kind| with(kind).is_ok()) {
+            true => Ok(()),
+            false => own,
+        }
     }
 
     /// The network: a valid ResNet, and a classifier with two outputs or more.

@@ -84,10 +84,12 @@ impl seeds::SeedRun for RunRecord {
 
 /// Reads one run directory (it must hold `config.toml`).
 pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
+    // Before config.toml is read: a linked one is said as a link (hundred-and-forty-sixth
+    // hostile round, N3: "not a regular file").
+    check_no_links(dir)?;
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
     let (depth, activation, normalization, seed) = network_labels(&cfg)?;
-    check_no_links(dir)?;
     let summary = read_summary(dir)?;
     // The summary as the run wrote it, before anything is held to it (seventy-fifth hostile
     // round, D3: a `status` edited to `diverged` was reported; the hundred-and-forty-fourth,
@@ -285,25 +287,12 @@ pub(crate) fn metrics_changed(
     }
 }
 
-/// Refuses a run whose files (`config.toml`, `summary.json`, `metrics.csv`, the recorded
-/// tables) include a symbolic link: a run's files are the ones it wrote, and a link leads
-/// to another's (hundred-and-forty-fourth hostile round, N2: a `metrics.csv` or
-/// `config.toml` linked to another run's was read and called edited).
+/// Refuses a run whose files include a symbolic link ([`crate::run_dir::linked_file`]).
 fn check_no_links(dir: &Path) -> crate::Result<()> {
-    let names = ["config.toml", "summary.json", crate::summary::METRICS_FILE]
-        .into_iter()
-        .chain(crate::summary::RECORDED_FILES);
-    for name in names {
-        let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(crate::Error::NotAsWritten(format!(
-                "{}: a symbolic link, never followed: a run's files are the ones it wrote \
-                 (copy the file itself here, if it is this run's)",
-                path.display()
-            )));
-        }
+    match crate::run_dir::linked_file(dir) {
+        Some(why) => Err(crate::Error::NotAsWritten(why)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Holds a sweep's run directory `dir`, named `id`, to the run its `config.toml` describes
@@ -400,11 +389,8 @@ pub(crate) fn config_edited(dir: &Path, recorded: &Provenance) -> Option<String>
     // A finished run without its config.toml is not collected: the plan holds it stale,
     // not done (hundred-and-forty-sixth hostile round, D2: every plan said "already
     // finished" and every collect "not collected", with no way out).
-    if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
-        return Some(format!(
-            "{}: missing beside the run's summary.json, so the run is not collected",
-            path.display()
-        ));
+    if let Some(why) = crate::run_dir::missing_config(dir) {
+        return Some(why);
     }
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&path).ok()?;
     held_to_record(&path, &recorded_form(&cfg), recorded)
@@ -590,6 +576,9 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
     if out.join("config.toml").exists() {
         return Ok(vec![read_run(out, String::new())?]);
     }
+    if let Some(why) = crate::run_dir::missing_config(out) {
+        return Err(crate::Error::NotItsRun(why));
+    }
     ntk_runs::sweep::refuse_linked_runs(out)?;
     // Training runs beside an ntk-probe sweep's points are refused, as ntk-probe refuses
     // them (ninety-fourth hostile round, D1); a probe sweep alone is said below.
@@ -606,7 +595,14 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
     // A run's config.toml that is not a regular file (a FIFO, a directory) is named, not
     // passed over as no run (ninetieth hostile round, N2).
     for entry in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
-        let config = entry.path().join("config.toml");
+        let dir = entry.path();
+        if !skip.contains(&dir) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if let Some(why) = crate::run_dir::missing_config(&dir) {
+                return Err(crate::Error::NotItsRun(why));
+            }
+            check_no_links(&dir)?;
+        }
+        let config = dir.join("config.toml");
         if let Ok(m) = std::fs::symlink_metadata(&config)
             && !m.is_file()
         {

@@ -1624,16 +1624,18 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
         &collect(),
         &["depth001_copy", "record the same config"],
     );
-    // A run whose config.toml is gone is named, not left out without a word (D5).
+    // A run whose config.toml is gone is named, not left out without a word (D5); since
+    // the hundred-and-forty-seventh hostile round (D1: the other rate was chosen in its
+    // place) the collect is refused, naming it.
     std::fs::remove_dir_all(&copy).unwrap();
     std::fs::remove_file(first.join("config.toml")).unwrap();
-    let o = collect();
-    assert_ok("collect without one run's config.toml", &o);
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        said.contains("depth001_relu_none_lr1e-1_seed1")
-            && said.contains("no readable config.toml"),
-        "{said}"
+    assert_clean_error(
+        "collect without one run's config.toml",
+        &collect(),
+        &[
+            "depth001_relu_none_lr1e-1_seed1/config.toml",
+            "missing beside the run's summary.json",
+        ],
     );
 }
 
@@ -8145,7 +8147,94 @@ fn a_record_copied_with_its_tables_and_a_missing_config_are_said() {
             && said.contains("--recompute"),
         "{said}"
     );
+    // collect and plot refuse it, naming the file (round 147, D1 and D3: collect warned and
+    // chose the other rate in its place, plot said "no run here").
+    for (what, o) in [
+        ("collect", collect(&out)),
+        ("plot", run(&["plot".into(), out.clone().into_os_string()])),
+    ] {
+        assert_clean_error(
+            what,
+            &o,
+            &[
+                "config.toml: missing beside the run's summary.json",
+                "--recompute",
+            ],
+        );
+    }
     assert_ok("--recompute", &run(&args(&sweep2, &out, &["--recompute"])));
     assert!(run_dir.join("config.toml").is_file());
     assert_ok("the collect after it", &collect(&out));
+    // A config.toml linked to another run's is said as a link (N3: "not a regular file").
+    let other = sweep_runs(&out).remove(1);
+    std::fs::remove_file(run_dir.join("config.toml")).unwrap();
+    std::os::unix::fs::symlink(other.join("config.toml"), run_dir.join("config.toml")).unwrap();
+    assert_clean_error(
+        "a linked config.toml",
+        &collect(&out),
+        &["config.toml: a symbolic link, never followed"],
+    );
+    std::fs::remove_file(run_dir.join("config.toml")).unwrap();
+    std::fs::copy(other.join("config.toml"), run_dir.join("config.toml")).unwrap();
+    // A checkpoints/ linked to another run's: a link, never read through, by collect and by
+    // collect --config alike (round 147, D2: hashed and called damaged).
+    let kept = run_dir.join("checkpoints");
+    if kept.exists() {
+        std::fs::rename(&kept, d.join("kept")).unwrap();
+        std::os::unix::fs::symlink(other.join("checkpoints"), &kept).unwrap();
+        let with_config = train_cmd()
+            .arg("collect")
+            .arg(&out)
+            .arg("--config")
+            .arg(&sweep2)
+            .output()
+            .unwrap();
+        for (what, o) in [
+            ("collect", collect(&out)),
+            ("collect --config", with_config),
+        ] {
+            let said = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(
+                said.contains("checkpoints: a symbolic link, never followed")
+                    && !said.contains("changed or damaged"),
+                "{what}: {said}"
+            );
+        }
+    }
+}
+
+/// Hundred-and-forty-seventh hostile round, second review, D1: an ntk-train sweep over
+/// activation families was refused as "relu takes no parameter" where its base config named
+/// relu beside `model.activation_param`, though every point replaces the base's activation.
+#[test]
+fn a_base_activation_the_sweep_replaces_takes_no_parameter_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "leaky.toml",
+        &format!(
+            "{}\n[sweep]\ndepths = [1]\nlrs = [0.1]\nseeds = [1]\nactivations = [\"leaky_relu\", \"norm_relu\"]\n",
+            TINY.replace(
+                "activation = \"relu\"",
+                "activation = \"relu\"\nactivation_param = 0.2"
+            )
+        ),
+    );
+    let out = d.join("out");
+    let mut a = args(&cfg, &out, &["--dry-run"]);
+    a.insert(0, "sweep".into());
+    assert_ok("the dry run", &run(&a));
+    // A point that is relu is still refused, naming the point.
+    let with_relu = write(
+        d,
+        "relu.toml",
+        &std::fs::read_to_string(&cfg).unwrap().replace(
+            "[\"leaky_relu\", \"norm_relu\"]",
+            "[\"leaky_relu\", \"relu\"]",
+        ),
+    );
+    let mut a = args(&with_relu, &out, &["--dry-run"]);
+    a.insert(0, "sweep".into());
+    assert_clean_error("a relu point", &run(&a), &["relu takes no parameter"]);
 }
