@@ -44,7 +44,7 @@ fn recorded(
     Ok(runs
         .into_iter()
         .filter_map(|r| {
-            let dir = sweep.join("runs").join(&r.id);
+            let dir = r.dir;
             let p = r.provenance?;
             (!skip.contains(&dir)).then_some((dir, p))
         })

@@ -98,6 +98,27 @@ pub(crate) fn summary_edited<S: ntk_runs::provenance::SelfChecksum>(
     })
 }
 
+/// The first symbolic link on the way from `out/runs` to the summaries `expected` (each
+/// directory below `runs/`, the summary itself) or among the files of their sets.
+fn linked_on_the_way(out: &Path, expected: &[(PathBuf, &Provenance)]) -> Option<PathBuf> {
+    let runs = out.join("runs");
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    expected.iter().find_map(|(summary, _)| {
+        let on_the_way = summary
+            .ancestors()
+            .take_while(|a| a.starts_with(&runs) && *a != runs)
+            .find(|a| is_link(a))
+            .map(Path::to_path_buf);
+        on_the_way.or_else(|| {
+            let dir = summary.parent()?;
+            <Summary as sweep::Recorded>::SET_FILES
+                .iter()
+                .map(|n| dir.join(n))
+                .find(|p| is_link(p))
+        })
+    })
+}
+
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
 pub fn read_summary(path: &Path) -> crate::Result<Option<Summary>> {
     Ok(sweep::read(path)?)
@@ -335,6 +356,17 @@ impl Sweep for ProbeSweep<'_> {
             .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
             .collect();
         let redo = "pass --recompute to compute the point again";
+        // A link on the way to the point's files, or among them, is never read through, as
+        // `collect` never follows one (hundred-and-forty-eighth hostile round, second
+        // review, D1: the plans read a linked summary.json or whole/ as another config's,
+        // or as done).
+        if let Some(link) = linked_on_the_way(self.out, &expected) {
+            return Ok(State::Blocked(format!(
+                "{}: a symbolic link, never followed: a point's files are the ones its run \
+                 wrote; move the link away",
+                link.display()
+            )));
+        }
         // A point whose summary is not as written (its checksum, its numbers against its
         // eigenvalues and blocks: `Recorded::check`) is stale, as `collect` refuses it
         // (seventy-sixth hostile round, D3: the dry run said `done`, and the sweep refused).

@@ -9130,3 +9130,32 @@ fn a_wide_first_layer_under_ulimit_is_advised_a_limit_that_runs() {
         assert!(d.join(format!("o-{precision}/ntk.npy")).is_file());
     }
 }
+
+/// Hundred-and-forty-eighth hostile round, second review, D1: a point's summary.json (or its
+/// protocol's directory) linked to another point's was read through by the plans: "made by
+/// a different config" to be made again, or `done`. The plans say the link, as `collect`
+/// never follows one.
+#[test]
+fn a_linked_point_is_said_as_a_link_by_the_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let mut points = summaries_under(&out.join("runs"));
+    points.sort();
+    assert!(points.len() >= 2, "{points:?}");
+    std::fs::remove_file(&points[1]).unwrap();
+    std::os::unix::fs::symlink(&points[0], &points[1]).unwrap();
+    let o = run(&sweep_args(&cfg, &out, &["--dry-run"]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains("summary.json: a symbolic link, never followed")
+            && !said.contains("made by a different config"),
+        "{said}"
+    );
+}

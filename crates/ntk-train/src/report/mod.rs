@@ -218,7 +218,7 @@ pub fn collect_as(
         if let Some(why) = &r.failure {
             eprintln!(
                 "warning: {}: failed: {}",
-                run_dir(out, &r.id).display(),
+                r.dir.clone().display(),
                 message_escaped(why)
             );
         }
@@ -407,16 +407,15 @@ pub fn check_mergeable(out: &Path, runs: &[RunRecord], allow_mixed: bool) -> cra
     // results to merge (it is listed as failed): not taken for an older version's; nor one
     // killed before its first checkpoint, which records none yet (seventy-sixth hostile
     // round, D4).
-    let recorded_yet = |r: &&RunRecord| {
-        r.summary.is_some() || run_dir(out, &r.id).join("checkpoint.json").exists()
-    };
+    let recorded_yet =
+        |r: &&RunRecord| r.summary.is_some() || r.dir.clone().join("checkpoint.json").exists();
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
         .iter()
         .filter(|r| {
             (r.running.is_none() && r.failure.is_none() && recorded_yet(r))
                 || r.provenance.is_some()
         })
-        .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
+        .map(|r| (r.dir.clone(), r.provenance.as_ref()))
         .collect();
     let checked = provenance::check_merge(
         out,
@@ -439,20 +438,20 @@ pub fn check_mergeable(out: &Path, runs: &[RunRecord], allow_mixed: bool) -> cra
         // and seed, which that flag refuses too, that refusal comes first (twenty-third
         // hostile round, N5).
         if matches!(e, ntk_runs::Error::MixedConfigs { .. }) {
-            check_points_once(out, runs)?;
+            check_points_once(runs)?;
         }
         return Err(e.into());
     }
-    check_points_once(out, runs)
+    check_points_once(runs)
 }
 
 /// Refuses two runs of one point and seed ([`crate::config::point_key`]), `--allow-mixed`
 /// or not: the seeds' statistics would count them twice (twenty-second hostile round, D1:
 /// a run differing only in `train.checkpoint_every` made `seeds 2, sd 0`).
-fn check_points_once(out: &Path, runs: &[RunRecord]) -> crate::Result<()> {
+fn check_points_once(runs: &[RunRecord]) -> crate::Result<()> {
     let entries: Vec<(PathBuf, &Provenance)> = runs
         .iter()
-        .filter_map(|r| Some((run_dir(out, &r.id), r.provenance.as_ref()?)))
+        .filter_map(|r| Some((r.dir.clone(), r.provenance.as_ref()?)))
         .collect();
     match crate::config::same_point_pair(&entries) {
         Some((first, second)) => Err(crate::Error::SamePointTwice {
@@ -463,15 +462,6 @@ fn check_points_once(out: &Path, runs: &[RunRecord]) -> crate::Result<()> {
     }
 }
 
-/// The directory of the run `id` under `out`: `out/runs/<id>`, or `out` itself for a single
-/// run (id ""; there is no `out/runs/` then).
-fn run_dir(out: &Path, id: &str) -> PathBuf {
-    if id.is_empty() {
-        out.to_path_buf()
-    } else {
-        out.join("runs").join(id)
-    }
-}
 #[cfg(test)]
 mod tests {
     use super::figures::*;

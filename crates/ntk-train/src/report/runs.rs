@@ -6,6 +6,9 @@ use super::*;
 /// A run directory read back.
 pub struct RunRecord {
     pub id: String,
+    /// The directory it was read from (a run nested deeper in `runs/` than its id says:
+    /// hundred-and-forty-eighth hostile round, D1, a copy was named as `runs/<id>`).
+    pub dir: PathBuf,
     pub depth: usize,
     pub activation: String,
     pub normalization: String,
@@ -187,6 +190,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     // to `diverged` was reported).
     Ok(RunRecord {
         id,
+        dir: dir.to_path_buf(),
         depth,
         activation,
         normalization,

@@ -1624,6 +1624,20 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
         &collect(),
         &["depth001_copy", "record the same config"],
     );
+    // A copy nested deeper under runs/ is named by its own path (hundred-and-forty-eighth
+    // hostile round, D1: `runs/<its name>`, the original's, was named twice).
+    let nested = runs.join("old");
+    std::fs::create_dir(&nested).unwrap();
+    std::fs::rename(&copy, nested.join("depth001_relu_none_lr1e-1_seed1")).unwrap();
+    let o = collect();
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        said.contains("runs/old/depth001_relu_none_lr1e-1_seed1")
+            && said.contains("record the same config"),
+        "{said}"
+    );
+    std::fs::rename(nested.join("depth001_relu_none_lr1e-1_seed1"), &copy).unwrap();
+    std::fs::remove_dir(&nested).unwrap();
     // A run whose config.toml is gone is named, not left out without a word (D5); since
     // the hundred-and-forty-seventh hostile round (D1: the other rate was chosen in its
     // place) the collect is refused, naming it.
