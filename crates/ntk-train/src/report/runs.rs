@@ -186,8 +186,6 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if summary.is_none() {
         check_interrupted(dir, &metrics)?;
     }
-    // The summary as the run wrote it (seventy-fifth hostile round, D3: a `status` edited
-    // to `diverged` was reported).
     Ok(RunRecord {
         id,
         dir: dir.to_path_buf(),
@@ -259,13 +257,6 @@ impl PlannedRun {
     }
 }
 
-/// A run's network as its tables group it: depth, activation, normalization and the seed
-/// that makes its runs independent, from its recorded config: the initialization's seed,
-/// or for an ONNX network (depth 0, `onnx`, `none`, as `ntk_model::NetSpec` says of it,
-/// its file, which may have moved since the run, not read back) `train.seed`, the data
-/// order, which its sweep's seed axis sets (its weights are the file's, its model seed
-/// always 0): with 0 for every seed, a sweep over lrs and seeds had one seed in the rate
-/// selection, `selection_seed_only` on the rates every seed trained (sixth hostile round).
 /// A run's `metrics.csv` whose values (`what`) disagree with its summary `s` (at `summary`):
 /// where the summary holds its own checksum (checked before, by every reader), the table
 /// changed (hundred-and-forty-fourth hostile round, second review, N2; the hundred-and-
@@ -351,6 +342,13 @@ fn check_named(
     }
 }
 
+/// A run's network as its tables group it: depth, activation, normalization and the seed
+/// that makes its runs independent, from its recorded config: the initialization's seed,
+/// or for an ONNX network (depth 0, `onnx`, `none`, as `ntk_model::NetSpec` says of it,
+/// its file, which may have moved since the run, not read back) `train.seed`, the data
+/// order, which its sweep's seed axis sets (its weights are the file's, its model seed
+/// always 0): with 0 for every seed, a sweep over lrs and seeds had one seed in the rate
+/// selection, `selection_seed_only` on the rates every seed trained (sixth hostile round).
 fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u64)> {
     if cfg.onnx.is_some() {
         return Ok((
