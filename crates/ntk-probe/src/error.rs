@@ -242,6 +242,10 @@ pub enum Error {
     /// words, which name the file), read by `collect` ([`crate::sweep::read_summaries_at`]).
     #[error("{0}, and its results are not reported")]
     SetNotAsWritten(String),
+    /// A point's summary in the directory of another point: renamed, or copied in
+    /// (`crate::sweep::named`); the message names the levels that differ and the remedy.
+    #[error("{0}")]
+    NotItsPoint(String),
     /// A sweep directory without finished points.
     #[error("{}: no finished ntk-probe points under runs/", .out.shown())]
     NoPoints { out: PathBuf },

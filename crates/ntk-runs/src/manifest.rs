@@ -140,14 +140,24 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
                 "not a regular file (a FIFO, a directory, a link or a device), {written}"
             )));
         }
+        // A file of another content: it changed, or the record is another run's (a sealed
+        // summary copied in from a run of the same config differs from this one's only in
+        // its tables; hundred-and-forty-ninth hostile round, D1: the intact table was blamed).
+        let either = format!(
+            "either the file changed after its run, or {} is another run's, copied in",
+            summary.display()
+        );
         if meta.len() != recorded.bytes {
-            return Err(differs(format!("holds {} bytes, {written}", meta.len())));
+            return Err(differs(format!(
+                "holds {} bytes, {written} ({either})",
+                meta.len()
+            )));
         }
         match sha256_file(&path, recorded.bytes) {
             Ok(sha) if sha == recorded.sha256 => {}
             Ok(_) => {
                 return Err(differs(format!(
-                    "its SHA-256 differs from the one {} recorded",
+                    "its SHA-256 differs from the one {} recorded ({either})",
                     summary.display()
                 )));
             }

@@ -198,7 +198,9 @@ pub fn linked_file(dir: &Path) -> Option<String> {
 /// Why the run in `dir` holds a summary but no `config.toml`: its results cannot be
 /// labelled, and are not collected (hundred-and-forty-sixth hostile round, D2; the
 /// hundred-and-forty-seventh, D1 and D3: collect warned and chose another rate in its
-/// place, and plot said "no run here").
+/// place, and plot said "no run here"). It ends with one remedy, restoring the file; each
+/// caller adds the other in its own words (the plans' stale remedy, once: the hundred-and-
+/// forty-eighth hostile round, second review, N4, had it twice).
 pub fn missing_config(dir: &Path) -> Option<String> {
     let config = dir.join("config.toml");
     let gone = |p: &Path| {
@@ -207,7 +209,7 @@ pub fn missing_config(dir: &Path) -> Option<String> {
     (gone(&config) && !gone(&dir.join("summary.json"))).then(|| {
         format!(
             "{}: missing beside the run's summary.json, so the run is not collected: restore \
-             it, or train the run again (--recompute to the run or sweep)",
+             it",
             config.display()
         )
     })

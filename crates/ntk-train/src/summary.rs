@@ -115,6 +115,11 @@ pub fn edited(s: &TrainSummary, path: &Path) -> Option<String> {
 /// or added after the run is named. A summary that records none passes.
 pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
     check_metrics_file(dir, s, path)?;
+    check_recorded_tables(dir, s, path)
+}
+
+/// [`check_recorded`] without `metrics.csv`: the tables of [`RECORDED_FILES`] only.
+pub fn check_recorded_tables(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
     match &s.files {
         None => Ok(()),
         Some(files) if files.is_empty() => {

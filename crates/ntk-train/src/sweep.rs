@@ -331,27 +331,17 @@ impl sweep::Recorded for TrainSummary {
         self.files.as_ref().filter(|f| !f.is_empty())
     }
     /// Edited ([`crate::summary::edited`]), or in a sweep run directory named for another
-    /// run than the one it records ([`recorded_run_id`]: renamed, or copied in).
+    /// run than the one it records, said as `collect` says it ([`crate::report::misnamed`]:
+    /// renamed, or copied in).
     fn not_its_own(&self, path: &Path) -> Option<String> {
-        crate::summary::edited(self, path).or_else(|| {
-            let name = path.parent()?.file_name()?.to_str()?;
-            let recorded = recorded_run_id(self);
-            (in_run_id_form(name) && recorded != name).then(|| {
-                format!(
-                    "{}: records the run {recorded}, not this directory's: the directory was \
-                     renamed (move it back), or summary.json copied from that run",
-                    path.display()
-                )
-            })
-        })
+        crate::summary::edited(self, path).or_else(|| crate::report::misnamed(path.parent()?, self))
     }
     /// Its own checksum ([`crate::summary::edited`]), its run's `config.toml` against the
-    /// config it records ([`crate::report::config_edited`]), and its run's `metrics.csv` against it
-    /// (the epochs and the final and best values), as `collect` checks both: a run that
-    /// fails either is stale, so that `--recompute` trains it again (seventy-ninth hostile
-    /// round, left open in round 78: a kept run's edited `metrics.csv` refused the sweep
-    /// and its `--recompute` alike). A table that cannot be read is left to `collect`,
-    /// which names it.
+    /// config it records ([`crate::report::config_edited`]), and its run's tables against it
+    /// in `collect`'s order ([`crate::report::check_tables`]): a run that fails either is
+    /// stale, so that `--recompute` trains it again (seventy-ninth hostile round, left open
+    /// in round 78: a kept run's edited `metrics.csv` refused the sweep and its `--recompute`
+    /// alike). A table that cannot be read is left to `collect`, which names it.
     fn check(&self, path: &Path) -> Option<String> {
         let config = || {
             let dir = path.parent()?;
@@ -360,27 +350,14 @@ impl sweep::Recorded for TrainSummary {
         crate::summary::edited(self, path)
             .or_else(config)
             .or_else(|| {
-                let metrics = path.with_file_name("metrics.csv");
-                let rows: Vec<crate::metrics::EpochMetrics> =
-                    ntk_files::table::read_csv(&metrics).ok()?;
-                let what = if rows.len() != self.epochs_completed {
-                    format!(
-                        "{} epoch row(s) where the summary records {} epochs",
-                        rows.len(),
-                        self.epochs_completed
-                    )
-                } else if let Some(what) = crate::report::metrics_disagree(&rows, self) {
-                    what
-                } else {
-                    // Every epoch's row as the run wrote it, where the values above agree
-                    // (eighty-sixth hostile round, N3).
-                    let dir = path.parent()?;
-                    return crate::summary::check_metrics_file(dir, self, path).err();
-                };
-                Some(
-                    crate::report::metrics_changed(metrics, path.to_path_buf(), self, what)
-                        .to_string(),
-                )
+                let dir = path.parent()?;
+                // A metrics.csv that cannot be read is left to `collect`, which names it
+                // after what it reads first (config.toml): the run refuses as its plan does.
+                let metrics = dir.join(crate::summary::METRICS_FILE);
+                ntk_files::table::read_csv::<crate::metrics::EpochMetrics>(&metrics).ok()?;
+                crate::report::check_tables(dir, self)
+                    .err()
+                    .map(|e| e.to_string())
             })
     }
 }
@@ -411,7 +388,7 @@ pub fn run_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
 
 /// The remedy every stale run's message ends with; `collect --config` says it too, which
 /// takes no `--recompute` (hundred-and-forty-sixth hostile round, N3).
-const REDO: &str = "pass --recompute to the run or sweep to train the run again";
+pub(crate) const REDO: &str = "pass --recompute to the run or sweep to train the run again";
 
 /// A finished (or diverged) run's state: done where its model of record is there as the
 /// run left it. Its checkpoint is verified as a resume verifies one (its config and every

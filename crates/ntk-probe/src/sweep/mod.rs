@@ -71,9 +71,10 @@ impl sweep::Recorded for Summary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
     }
-    /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]).
+    /// Its own checksum, its recorded config included ([`crate::sweep::summary_edited`]),
+    /// then the point its directory names ([`named::misplaced`]).
     fn not_its_own(&self, path: &Path) -> Option<String> {
-        crate::sweep::summary_edited(self, path)
+        crate::sweep::summary_edited(self, path).or_else(|| named::misplaced(self, path))
     }
     /// Its checksum and its numbers against its eigenvalues and blocks ([`check_numbers`]).
     fn check(&self, path: &Path) -> Option<String> {
@@ -1133,6 +1134,12 @@ fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
     let Some(mut s) = read_summary(path)? else {
         return Ok(None);
     };
+    // The point its directory names, before the files beside it are held to it: a summary
+    // copied from another point is named, not the intact files (hundred-and-forty-eighth
+    // hostile round, D2).
+    if let Some(why) = named::misplaced(&s, path) {
+        return Err(Error::NotItsPoint(why));
+    }
     // The files beside it as its run wrote them (the sweep's state checks the same), before
     // its numbers are held to them: an edited `eigenvalues.npy` is named, not the intact
     // summary (eighty-first hostile round, D4), and a missing one or a FIFO in its place is
@@ -1380,6 +1387,7 @@ fn blocks_disagree(path: &Path, s: &Summary) -> Option<String> {
 mod collect;
 mod figures;
 mod grid;
+mod named;
 mod places;
 mod redraw;
 

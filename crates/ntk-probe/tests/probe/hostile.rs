@@ -9159,3 +9159,77 @@ fn a_linked_point_is_said_as_a_link_by_the_plans() {
         "{said}"
     );
 }
+
+/// Hundred-and-forty-eighth hostile round, D2: a point's summary.json replaced by another
+/// point's made `collect` blame the intact eigenvalues.npy beside it, and the plans call it
+/// "made by a different config"; the hundred-and-forty-ninth, N9: two point directories
+/// swapped were taken by `collect` and made again by the plans. A point's summary is held to
+/// the point its directory names: a copied one is said as copied, a swap as renamed, by
+/// `collect`, the dry run and `collect --config` alike.
+#[test]
+fn a_summary_in_another_points_directory_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let one = out.join("runs/relu/depth01/seed1");
+    let two = out.join("runs/relu/depth02/seed1");
+    let surfaces = |out: &Path| {
+        let mut collect_config = os(&["collect"]);
+        collect_config.extend([out.into(), "--config".into(), cfg.clone().into()]);
+        [
+            ("collect", run(&[OsString::from("collect"), out.into()])),
+            ("dry run", run(&sweep_args(&cfg, out, &["--dry-run"]))),
+            ("collect --config", run(&collect_config)),
+        ]
+    };
+    let said = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let original = std::fs::read(one.join("whole/summary.json")).unwrap();
+    std::fs::copy(
+        two.join("whole/summary.json"),
+        one.join("whole/summary.json"),
+    )
+    .unwrap();
+    for (what, o) in surfaces(&out) {
+        let said = said(&o);
+        assert!(
+            said.contains(&format!(
+                "{}: records another point (depth 2 where its directory says depth01",
+                one.join("whole/summary.json").display()
+            )) && said.contains("summary.json was copied from that point")
+                && !said.contains("eigenvalues.npy")
+                && !said.contains("made by a different config"),
+            "{what}: {said}"
+        );
+    }
+    // The two point directories swapped: renamed, with their files.
+    std::fs::write(one.join("whole/summary.json"), original).unwrap();
+    assert_ok(
+        "the restored sweep",
+        &run(&[OsString::from("collect"), out.clone().into()]),
+    );
+    let aside = out.join("runs/relu/aside");
+    std::fs::rename(&one, &aside).unwrap();
+    std::fs::rename(&two, &one).unwrap();
+    std::fs::rename(&aside, &two).unwrap();
+    for (what, o) in surfaces(&out) {
+        let said = said(&o);
+        assert!(
+            said.contains("records another point (depth")
+                && said.contains("the point's directory was renamed, its files with it")
+                && said.contains(&format!(
+                    "its set belongs in {}, which another set holds now: move that one aside first",
+                    two.join("whole").display()
+                ))
+                && !said.contains("made by a different config"),
+            "{what}: {said}"
+        );
+    }
+}

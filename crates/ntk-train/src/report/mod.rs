@@ -29,7 +29,7 @@ mod selection;
 use figures::data_title;
 pub use figures::{plan_figures, save_figures, unended};
 pub use runs::{PlannedRun, RunRecord, read_run, read_runs, read_runs_except};
-pub(crate) use runs::{config_edited, metrics_changed, metrics_disagree};
+pub(crate) use runs::{check_tables, config_edited, misnamed};
 pub use selection::{
     Choice, Held, Selection, choose, choose_planned, choose_rate, choose_rate_planned,
     compared_runs, left_out, left_out_planned,

@@ -144,42 +144,10 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         }
         return Err(e);
     }
-    let metrics_path = dir.join("metrics.csv");
-    let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
-    if let Some(s) = &summary
-        && metrics.len() != s.epochs_completed
-    {
-        if std::fs::symlink_metadata(&metrics_path).is_err() {
-            return Err(crate::Error::MetricsMissing {
-                metrics: metrics_path,
-                summary: dir.join("summary.json"),
-                epochs: s.epochs_completed,
-            });
-        }
-        return Err(crate::Error::MetricsDisagree {
-            metrics: metrics_path,
-            rows: metrics.len(),
-            summary: dir.join("summary.json"),
-            epochs: s.epochs_completed,
-        });
-    }
-    if let Some(s) = &summary
-        && let Some(what) = metrics_disagree(&metrics, s)
-    {
-        return Err(metrics_changed(
-            metrics_path,
-            dir.join("summary.json"),
-            s,
-            what,
-        ));
-    }
-    // The prediction and the tracked NTK as the run wrote them (seventy-third hostile
-    // round, D6: an edited `predicted.csv` reached `convergence.csv`).
-    if let Some(s) = &summary
-        && let Err(why) = crate::summary::check_recorded(dir, s, &dir.join("summary.json"))
-    {
-        return Err(crate::Error::NotAsWritten(why));
-    }
+    let metrics: Vec<EpochMetrics> = match &summary {
+        Some(s) => check_tables(dir, s)?,
+        None => read_csv(&dir.join("metrics.csv"))?,
+    };
     // A table the run's config does not write is not the run's (seventy-sixth hostile
     // round, D1: read into `sweep.csv` and `convergence.csv`).
     crate::run_dir::check_untracked(dir, &cfg)?;
@@ -257,10 +225,45 @@ impl PlannedRun {
     }
 }
 
+/// The run's tables in `dir` held to its summary `s`, in one order wherever a run is read
+/// (`collect`, `plot`, the plans of `--dry-run`, `--resume` and `collect --config`): the
+/// tables it records ([`crate::summary::RECORDED_FILES`]) as written, then `metrics.csv`:
+/// there, its epochs, its values and its record (hundred-and-forty-ninth hostile round,
+/// D1: collect named `metrics.csv` and the plans `ntk.csv` for one summary copied in; a
+/// missing `metrics.csv` was "0 epoch row(s)" in the plans, N6). The run's epochs.
+pub(crate) fn check_tables(dir: &Path, s: &TrainSummary) -> crate::Result<Vec<EpochMetrics>> {
+    let summary = dir.join("summary.json");
+    crate::summary::check_recorded_tables(dir, s, &summary).map_err(crate::Error::NotAsWritten)?;
+    let metrics_path = dir.join(crate::summary::METRICS_FILE);
+    let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
+    if metrics.len() != s.epochs_completed {
+        if std::fs::symlink_metadata(&metrics_path).is_err() {
+            return Err(crate::Error::MetricsMissing {
+                metrics: metrics_path,
+                summary,
+                epochs: s.epochs_completed,
+            });
+        }
+        return Err(crate::Error::MetricsDisagree {
+            metrics: metrics_path,
+            rows: metrics.len(),
+            summary,
+            epochs: s.epochs_completed,
+        });
+    }
+    if let Some(what) = metrics_disagree(&metrics, s) {
+        return Err(metrics_changed(metrics_path, summary, s, what));
+    }
+    crate::summary::check_metrics_file(dir, s, &summary).map_err(crate::Error::NotAsWritten)?;
+    Ok(metrics)
+}
+
 /// A run's `metrics.csv` whose values (`what`) disagree with its summary `s` (at `summary`):
-/// where the summary holds its own checksum (checked before, by every reader), the table
-/// changed (hundred-and-forty-fourth hostile round, second review, N2; the hundred-and-
-/// forty-sixth, N1: the plans still said "one of them was edited"); else either may have.
+/// where the summary holds its own checksum (checked before, by every reader), it was not
+/// edited: the table changed, or the summary is another run's of the same config, copied in
+/// with its own checksum (hundred-and-forty-fourth hostile round, second review, N2; the
+/// hundred-and-forty-ninth, D1: "the table was changed" alone was said for a copied
+/// summary); else either may have been edited.
 pub(crate) fn metrics_changed(
     metrics: PathBuf,
     summary: PathBuf,
@@ -269,9 +272,10 @@ pub(crate) fn metrics_changed(
 ) -> crate::Error {
     if s.checksum.is_some() {
         return crate::Error::NotAsWritten(format!(
-            "{}: {what}, where {} holds its own checksum: the table was changed after the run \
-             (edited, or copied from another run)",
+            "{}: {what}, where {} holds its own checksum: either the table was changed after \
+             the run (edited, or copied from another run), or {} is another run's, copied in",
             metrics.display(),
+            summary.display(),
             summary.display()
         ));
     }
@@ -314,8 +318,9 @@ fn check_named(
         (Some(c), Some(r)) if c == r => refused(format!(
             "{}: its config.toml and summary.json are the run {r}'s ({NAMING}): the directory \
              was renamed, or both files copied from that run, so its results are not \
-             reported; move it back",
-            dir.display()
+             reported; {}",
+            dir.display(),
+            move_back(dir, &r)
         )),
         (Some(c), Some(r)) if c == id => refused(format!(
             "{}: records the run {r}, where config.toml records this directory's ({NAMING}): \
@@ -330,16 +335,56 @@ fn check_named(
         (_, Some(r)) => refused(format!(
             "{}: records the run {r}, not this directory's ({NAMING}): the directory was \
              renamed, or summary.json copied or linked from that run, so its results are not \
-             reported; move the directory back, or put the run's own summary.json back",
-            dir.join("summary.json").display()
+             reported; {}, or put the run's own summary.json back",
+            dir.join("summary.json").display(),
+            move_back(dir, &r)
         )),
         (Some(c), None) if c != id => refused(format!(
             "{}: its config.toml is the run {c}'s ({NAMING}): the directory was renamed, or \
-             the file copied or edited, so its results are not reported; move it back",
-            dir.display()
+             the file copied or edited, so its results are not reported; {}",
+            dir.display(),
+            move_back(dir, &c)
         )),
         _ => Ok(()),
     }
+}
+
+/// The remedy for the run directory `dir` renamed from `id`: move it back to its name, and
+/// where another directory holds that name now, move that one aside first (the hundred-and-
+/// forty-eighth hostile round, N6: "move it back", followed with `mv`, nested the directory
+/// inside the intact run of that name).
+fn move_back(dir: &Path, id: &str) -> String {
+    let to = dir.with_file_name(id);
+    if std::fs::symlink_metadata(&to).is_ok() {
+        format!(
+            "move it back to {}, which another directory holds now: move that one aside first \
+             (a plain `mv` would put this one inside it)",
+            to.display()
+        )
+    } else {
+        format!("move it back to {}", to.display())
+    }
+}
+
+/// Why the sweep run directory `dir` is not the run its summary `s` records, as `collect`
+/// says it ([`check_named`], its `config.toml` read to tell a renamed directory from a
+/// summary copied in), for the plans (hundred-and-forty-ninth hostile round, N1: they said
+/// "renamed" where config.toml showed the summary alone was copied). `None` where it is, or
+/// where the directory's name is not of a run's form.
+pub(crate) fn misnamed(dir: &Path, s: &crate::summary::TrainSummary) -> Option<String> {
+    let id = dir.file_name()?.to_str()?;
+    if !crate::sweep::in_run_id_form(id) {
+        return None;
+    }
+    let from_config = ntk_runs::config_file::load_toml::<TrainConfig>(&dir.join("config.toml"))
+        .ok()
+        .and_then(|cfg| {
+            let (_, _, _, seed) = network_labels(&cfg).ok()?;
+            Some(crate::sweep::run_id(&cfg.spec().ok()?, cfg.optim.lr, seed))
+        });
+    check_named(dir, id, from_config, Some(s))
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// A run's network as its tables group it: depth, activation, normalization and the seed
@@ -579,7 +624,10 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
         return Ok(vec![read_run(out, String::new())?]);
     }
     if let Some(why) = crate::run_dir::missing_config(out) {
-        return Err(crate::Error::NotItsRun(why));
+        return Err(crate::Error::NotItsRun(format!(
+            "{why}, or {}",
+            crate::sweep::REDO
+        )));
     }
     ntk_runs::sweep::refuse_linked_runs(out)?;
     // Training runs beside an ntk-probe sweep's points are refused, as ntk-probe refuses
@@ -600,7 +648,10 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
         let dir = entry.path();
         if !skip.contains(&dir) && entry.file_type().is_ok_and(|t| t.is_dir()) {
             if let Some(why) = crate::run_dir::missing_config(&dir) {
-                return Err(crate::Error::NotItsRun(why));
+                return Err(crate::Error::NotItsRun(format!(
+                    "{why}, or {}",
+                    crate::sweep::REDO
+                )));
             }
             check_no_links(&dir)?;
         }

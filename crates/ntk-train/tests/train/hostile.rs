@@ -2601,7 +2601,10 @@ fn an_onnx_sweep_holds_its_seeds_apart_in_the_rate_selection() {
     assert!(
         said.contains("records the run depth000_onnx_none_lr1e-1_seed2, not this directory's")
             && said.contains("the directory was renamed")
-            && said.contains("move the directory back")
+            && said.contains(&format!(
+                "move it back to {}, or put the run's own summary.json back",
+                runs.join("depth000_onnx_none_lr1e-1_seed2").display()
+            ))
             && !said.contains("train it again"),
         "{said}"
     );
@@ -6205,9 +6208,31 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     );
     assert!(
         said.contains(&format!(
-            "records the run {}, not this directory's: the directory was renamed (move it back)",
+            "its config.toml and summary.json are the run {}'s",
             runs[1].file_name().unwrap().to_string_lossy()
-        )),
+        )) && said.contains("the directory was renamed")
+            && said.contains(&format!(
+                "move it back to {}, which another directory holds now: move that one aside first",
+                runs[1].display()
+            )),
+        "{said}"
+    );
+    // A summary.json alone copied from another run: the plan says so, as collect does, not
+    // "renamed" (hundred-and-forty-ninth hostile round, N1).
+    let (sweep, out) = swept(d, "copied");
+    let runs = sweep_runs(&out);
+    std::fs::copy(runs[1].join("summary.json"), runs[0].join("summary.json")).unwrap();
+    let o = run(&args(&sweep, &out, &["--dry-run"]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "records the run {}, where config.toml records this directory's",
+            runs[1].file_name().unwrap().to_string_lossy()
+        )) && !said.contains("renamed"),
         "{said}"
     );
 }
@@ -8106,8 +8131,73 @@ fn an_edited_summary_is_named_before_what_it_records() {
         &collect(&out),
         &[
             "metrics.csv: ",
-            "holds its own checksum: the table was changed after the run",
+            "holds its own checksum: either the table was changed after the run",
+            "summary.json is another run's, copied in",
         ],
+    );
+}
+
+/// Hundred-and-forty-ninth hostile round, D1: a sealed summary.json copied from another
+/// sweep's run of the same config (the two differ only in their timing columns) blamed an
+/// intact table, and not the same one: collect named metrics.csv, the plans ntk.csv. Every
+/// surface holds the tables in one order and says both possibilities.
+#[test]
+fn a_summary_copied_from_a_run_of_the_same_config_is_said_both_ways() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, ours) = swept(d, "ours");
+    let theirs = d.join("theirs");
+    assert_ok(
+        "the same sweep again",
+        &self::run(&args(&sweep, &theirs, &[])),
+    );
+    let run_dir = sweep_runs(&ours).remove(0);
+    let name = run_dir.file_name().unwrap().to_owned();
+    let summary = run_dir.join("summary.json");
+    std::fs::copy(
+        theirs.join("runs").join(&name).join("summary.json"),
+        &summary,
+    )
+    .unwrap();
+    let mut blamed = Vec::new();
+    for (what, o) in [
+        ("collect", collect(&ours)),
+        (
+            "plot",
+            self::run(&["plot".into(), ours.clone().into_os_string()]),
+        ),
+        ("dry run", self::run(&args(&sweep, &ours, &["--dry-run"]))),
+        (
+            "collect --config",
+            self::run(&[
+                "collect".into(),
+                ours.clone().into_os_string(),
+                "--config".into(),
+                sweep.clone().into_os_string(),
+            ]),
+        ),
+    ] {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            said.contains(&format!(
+                "either the file changed after its run, or {} is another run's, copied in",
+                summary.display()
+            )),
+            "{what}: {said}"
+        );
+        let first = ["ntk.csv", "metrics.csv"]
+            .into_iter()
+            .find(|f| said.contains(&format!("{}: ", run_dir.join(f).display())));
+        blamed.push((what, first));
+    }
+    assert!(
+        blamed.iter().all(|(_, f)| f.is_some() && *f == blamed[0].1),
+        "{blamed:?}"
     );
 }
 
@@ -8161,6 +8251,12 @@ fn a_record_copied_with_its_tables_and_a_missing_config_are_said() {
             && said.contains("--recompute"),
         "{said}"
     );
+    // Its remedy said once (round 148b, N4: twice).
+    let line = said
+        .lines()
+        .find(|l| l.contains("config.toml: missing beside"))
+        .unwrap();
+    assert_eq!(line.matches("--recompute").count(), 1, "{said}");
     // collect and plot refuse it, naming the file (round 147, D1 and D3: collect warned and
     // chose the other rate in its place, plot said "no run here").
     for (what, o) in [

@@ -1,0 +1,209 @@
+//! A point's summary held to the directory it sits in: a sweep names each point's directory
+//! by the point ([`super::Point::dir`]: `runs/[n<N>/][width<W>/]<activation>/depth<NN>/
+//! seed<S>/<protocol>/`), so a summary that records another point is not its directory's.
+//! Either it was copied there from that point (the files beside it are not the ones it
+//! records), or the point's whole directory was renamed (they are). Before this, a summary
+//! copied from another point blamed the intact `eigenvalues.npy` beside it
+//! (hundred-and-forty-eighth hostile round, D2), and a swapped pair of point directories was
+//! taken by `collect` and called "made by a different config" by the plans (the
+//! hundred-and-forty-ninth, N9). Paths not of that form (a merged experiment's own
+//! directories) are not held to it.
+
+use std::path::Path;
+
+use ntk_model::ActivationKind;
+
+use crate::config::Protocol;
+use crate::run::Summary;
+
+/// How a sweep names a point's directory, said with each refusal.
+const NAMING: &str = "a sweep names each point's directory by its setting, activation, depth, \
+                      seed and protocol";
+
+/// Why the summary `s` at `path` is not its directory's: each level of the path that names
+/// the point otherwise than `s` records it, and which of the two causes the files beside it
+/// show. `None` where they agree, or where the path is not of a point's form.
+pub(crate) fn misplaced(s: &Summary, path: &Path) -> Option<String> {
+    // An edited summary is named as edited by the checks that hold it to its checksum.
+    if !ntk_runs::provenance::SelfChecksum::sealed(s) {
+        return None;
+    }
+    let named = NamedPoint::of(path)?;
+    let recorded_activation = s.activation.split('(').next().unwrap_or(&s.activation);
+    let mut differs = Vec::new();
+    if named.activation.name() != recorded_activation {
+        differs.push(format!(
+            "activation {} where its directory says {}",
+            recorded_activation,
+            named.activation.name()
+        ));
+    }
+    if named.depth != s.depth {
+        differs.push(format!(
+            "depth {} where its directory says depth{:02}",
+            s.depth, named.depth
+        ));
+    }
+    if named.seed != s.seed {
+        differs.push(format!(
+            "seed {} where its directory says seed{}",
+            s.seed, named.seed
+        ));
+    }
+    if named.protocol != s.protocol {
+        differs.push(format!(
+            "protocol {} where its directory says {}",
+            s.protocol, named.protocol
+        ));
+    }
+    if let Some(n) = named.n.filter(|n| *n != s.n) {
+        differs.push(format!("n {} where its directory says n{n}", s.n));
+    }
+    if let Some(w) = named.width.filter(|w| *w != s.width) {
+        differs.push(format!(
+            "width {} where its directory says width{w}",
+            s.width
+        ));
+    }
+    if differs.is_empty() {
+        return None;
+    }
+    let dir = path.parent()?;
+    let files_are_its = s.files.as_ref().is_some_and(|files| {
+        ntk_runs::manifest::verify(
+            dir,
+            files,
+            <Summary as ntk_runs::sweep::Recorded>::SET_FILES,
+            path,
+        )
+        .is_ok()
+    });
+    let cause = if files_are_its {
+        format!(
+            "the point's directory was renamed, its files with it; {}",
+            move_back(s, &named, dir)
+        )
+    } else {
+        "summary.json was copied from that point (the files beside it are not the ones it \
+         records); put the point's own summary back, or compute the point again"
+            .to_string()
+    };
+    Some(format!(
+        "{}: records another point ({}; {NAMING}): {cause}",
+        path.display(),
+        differs.join(", ")
+    ))
+}
+
+/// The remedy for a renamed point whose set is in `dir` (named `named`, recording `s`): move
+/// it back where its point's set goes, said where the setting's levels agree, and where
+/// another set is there now, to move that one aside first (as ntk-train says it: the
+/// hundred-and-forty-eighth hostile round, N6).
+fn move_back(s: &Summary, named: &NamedPoint, dir: &Path) -> String {
+    let setting = dir.ancestors().nth(4);
+    let agree = named.n.is_none_or(|n| n == s.n) && named.width.is_none_or(|w| w == s.width);
+    let kind = ActivationKind::parse(s.activation.split('(').next().unwrap_or_default());
+    let (Some(setting), true, Some(kind)) = (setting, agree, kind) else {
+        return "move it back".to_string();
+    };
+    let to = setting
+        .join(kind.name())
+        .join(format!("depth{:02}", s.depth))
+        .join(format!("seed{}", s.seed))
+        .join(s.protocol.name());
+    if std::fs::symlink_metadata(&to).is_ok() {
+        format!(
+            "its set belongs in {}, which another set holds now: move that one aside first, \
+             then move this one back",
+            to.display()
+        )
+    } else {
+        format!("move it back: its set belongs in {}", to.display())
+    }
+}
+
+/// The point a summary's path names, where each level is of the form [`super::Point::dir`]
+/// writes.
+struct NamedPoint {
+    activation: ActivationKind,
+    depth: usize,
+    seed: u64,
+    protocol: Protocol,
+    /// `n<N>` and `width<W>` above the activation, below `runs/` (swept settings only).
+    n: Option<usize>,
+    width: Option<usize>,
+}
+
+impl NamedPoint {
+    fn of(path: &Path) -> Option<Self> {
+        let mut levels = path.parent()?.ancestors();
+        let mut name = || levels.next()?.file_name()?.to_str();
+        let protocol = ntk_names::parse::<Protocol>(name()?)?;
+        let seed = numbered(name()?, "seed", |v| format!("seed{v}"))?;
+        let depth = numbered(name()?, "depth", |v| format!("depth{v:02}"))?;
+        let activation = ActivationKind::parse(name()?)?;
+        let (mut n, mut width) = (None, None);
+        // Only under a sweep's `runs/`: a single run's output set is named by the user.
+        loop {
+            let level = name()?;
+            if level == "runs" {
+                break;
+            }
+            if let Some(v) = numbered(level, "width", |v| format!("width{v}")) {
+                width = width.or(Some(v as usize));
+            } else if let Some(v) = numbered(level, "n", |v| format!("n{v}")) {
+                n = n.or(Some(v as usize));
+            }
+        }
+        Some(Self {
+            activation,
+            depth: depth as usize,
+            seed,
+            protocol,
+            n,
+            width,
+        })
+    }
+}
+
+/// The number of a level named `<prefix><number>`, where `form` writes it back as it is
+/// (`depth01`, not `depth1` or `depth+1`).
+fn numbered(level: &str, prefix: &str, form: impl Fn(u64) -> String) -> Option<u64> {
+    let value: u64 = level.strip_prefix(prefix)?.parse().ok()?;
+    (form(value) == level).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The levels a sweep writes are read back; other names are not a point's form.
+    #[test]
+    fn a_points_path_is_read_back_and_others_are_not() {
+        let p = NamedPoint::of(Path::new(
+            "out/runs/n30/width32/relu/depth02/seed7/whole/summary.json",
+        ))
+        .unwrap();
+        assert_eq!(
+            (p.activation, p.depth, p.seed, p.protocol, p.n, p.width),
+            (
+                ActivationKind::Relu,
+                2,
+                7,
+                Protocol::Whole,
+                Some(30),
+                Some(32)
+            )
+        );
+        for other in [
+            "out/runs/relu/depth2/seed7/whole/summary.json",
+            "out/runs/relu/depth02/seed07/whole/summary.json",
+            "out/runs/relu/depth02/seed7/other/summary.json",
+            "out/runs/nope/depth02/seed7/whole/summary.json",
+            "out/runs/mine/summary.json",
+            "out/relu/depth02/seed7/whole/summary.json",
+        ] {
+            assert!(NamedPoint::of(Path::new(other)).is_none(), "{other}");
+        }
+    }
+}
