@@ -170,6 +170,12 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
     }
 }
 
+/// Whether `error`, one of [`verify`]'s, is about the record at `summary` itself (it records
+/// no files, or a name not of its set), not about a file it records.
+pub fn names_the_record(error: &str, summary: &Path) -> bool {
+    error.starts_with(&format!("{}: records ", summary.display()))
+}
+
 /// The first of the set's `names` in `dir` that `files` (the record of `summary`) leaves
 /// out but that is there: its run did not write it, so it is not the tools' (a user's file
 /// at one of their names). Said as "PATH: a file of the set's that SUMMARY does not record

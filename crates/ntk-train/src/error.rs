@@ -195,6 +195,16 @@ pub enum Error {
         .there.shown()
     )]
     SameConfigThere { new: PathBuf, there: PathBuf },
+    /// A run to be trained into a sweep's `runs/` that a directory there holds already, by
+    /// this very config, under another name ([`crate::joins`]): moved there, it is kept.
+    #[error(
+        "{}: {} is this run already (it records this config), under another directory's \
+         name: move it to {} and the sweep keeps it, instead of training it again",
+        .new.shown(),
+        .there.shown(),
+        .new.shown()
+    )]
+    ThisRunElsewhere { new: PathBuf, there: PathBuf },
     /// Two runs under a sweep's `runs/` of one point and seed ([`crate::config::point_key`]),
     /// which `collect` would count as two seeds, `--allow-mixed` or not.
     #[error(

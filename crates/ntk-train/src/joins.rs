@@ -65,17 +65,39 @@ fn same_point(joining: &[Joining<'_>], there: &[(PathBuf, Provenance)]) -> crate
     let Some((first, second)) = crate::config::same_point_pair(&entries) else {
         return Ok(());
     };
-    Err(if joining.iter().any(|j| j.dir == second) {
-        crate::Error::SameConfigThere {
-            new: second.to_path_buf(),
-            there: first.to_path_buf(),
-        }
-    } else {
-        crate::Error::SamePointTwice {
-            first: first.to_path_buf(),
-            second: second.to_path_buf(),
-        }
-    })
+    let joins = joining.iter().find(|j| j.dir == second);
+    let recorded = there.iter().find(|(dir, _)| dir == first).map(|(_, p)| p);
+    // Only where the joining run's directory is a sweep's own name for it: a run of the
+    // user's brought in under a name of their own is not where the run belongs.
+    let sweeps_name = |d: &Path| {
+        d.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(crate::run_dir::in_run_id_form)
+    };
+    Err(
+        if let Some(j) = joins
+            && sweeps_name(&j.dir)
+            && recorded.is_some_and(|p| p.fingerprint == j.provenance.fingerprint)
+        {
+            // The run itself, under another directory's name (hundred-and-fiftieth hostile
+            // round, D1: a run moved aside within runs/ was to be removed, where moving it back
+            // keeps it).
+            crate::Error::ThisRunElsewhere {
+                new: second.to_path_buf(),
+                there: first.to_path_buf(),
+            }
+        } else if joins.is_some() {
+            crate::Error::SameConfigThere {
+                new: second.to_path_buf(),
+                there: first.to_path_buf(),
+            }
+        } else {
+            crate::Error::SamePointTwice {
+                first: first.to_path_buf(),
+                second: second.to_path_buf(),
+            }
+        },
+    )
 }
 
 /// The check of a sweep writing its runs into `sweep`: `joining` are its runs this process

@@ -238,6 +238,16 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
         }
         .into());
     }
+    // A run's file that is a link, in a run's directory, is said as collect says it, with
+    // its remedy, not as a foreign file to leave for a new --out (hundred-and-forty-eighth
+    // hostile round, N3); in a directory no run made, it is the user's (named with its
+    // target below).
+    let a_runs = RUN_PROOFS
+        .iter()
+        .any(|n| std::fs::symlink_metadata(out.join(n)).is_ok());
+    if a_runs && let Some(why) = linked_file(out) {
+        return Err(crate::Error::NotItsRun(why));
+    }
     ntk_files::outset::check_owned(out, &|n: &str| {
         RUN_FILES.contains(&n) || crate::files::is_report_file(n)
     })?;
@@ -320,6 +330,26 @@ pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::R
         }
     }
     Ok(())
+}
+
+/// Whether `name` has [`crate::sweep::run_id`]'s form (`depthNNN_..._lr..._seedN`): a sweep's run
+/// directory, which `collect` holds to its config's name (runs merged into an experiment
+/// under names of their own are not).
+pub fn in_run_id_form(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("depth").is_some_and(|rest| {
+        rest.split_once('_').is_some_and(|(depth, rest)| {
+            // `run_id` writes the depth in three digits or more: a merged experiment's own
+            // `depth1_...` is not a sweep's name (hundred-and-forty-fifth hostile round, N3:
+            // it was refused, to be "moved back").
+            digits(depth)
+                && depth.len() >= 3
+                && rest.contains("_lr")
+                && rest
+                    .rsplit_once("_seed")
+                    .is_some_and(|(_, seed)| digits(seed))
+        })
+    })
 }
 
 #[cfg(test)]

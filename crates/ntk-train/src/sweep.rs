@@ -143,25 +143,7 @@ fn id_of(depth: usize, family: &str, normalization: &str, lr: f64, seed: u64) ->
     )
 }
 
-/// Whether `name` has [`run_id`]'s form (`depthNNN_..._lr..._seedN`): a sweep's run
-/// directory, which `collect` holds to its config's name (runs merged into an experiment
-/// under names of their own are not).
-pub fn in_run_id_form(name: &str) -> bool {
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    name.strip_prefix("depth").is_some_and(|rest| {
-        rest.split_once('_').is_some_and(|(depth, rest)| {
-            // `run_id` writes the depth in three digits or more: a merged experiment's own
-            // `depth1_...` is not a sweep's name (hundred-and-forty-fifth hostile round, N3:
-            // it was refused, to be "moved back").
-            digits(depth)
-                && depth.len() >= 3
-                && rest.contains("_lr")
-                && rest
-                    .rsplit_once("_seed")
-                    .is_some_and(|(_, seed)| digits(seed))
-        })
-    })
-}
+pub use crate::run_dir::in_run_id_form;
 
 /// The run of one grid point: the base config with the point's values, validated, and its
 /// directory name.
@@ -864,6 +846,17 @@ impl Sweep for TrainSweep<'_> {
                 .filter_map(|p| p.parent().map(Path::to_path_buf))
                 .collect()
         })
+    }
+
+    /// A run directory of no point of this config, read as `collect` reads it
+    /// ([`crate::report::read_run`]): a renamed one, or one holding another run's files, is
+    /// said as `collect` says it.
+    fn check_found(&self, _points: &[Self::Point], found: &Path) -> crate::Result<()> {
+        let id = found
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        crate::report::read_run(found, id).map(|_| ())
     }
 }
 

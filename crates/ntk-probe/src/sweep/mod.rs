@@ -125,6 +125,9 @@ pub fn read_summary(path: &Path) -> crate::Result<Option<Summary>> {
     Ok(sweep::read(path)?)
 }
 
+/// The remedy every stale point's message ends with.
+const REDO: &str = "pass --recompute to compute the point again";
+
 /// One input set of a sweep (a setting's dataset and n), loaded once.
 struct Data {
     inputs: Inputs,
@@ -356,7 +359,7 @@ impl Sweep for ProbeSweep<'_> {
             .iter()
             .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
             .collect();
-        let redo = "pass --recompute to compute the point again";
+        let redo = REDO;
         // A link on the way to the point's files, or among them, is never read through, as
         // `collect` never follows one (hundred-and-forty-eighth hostile round, second
         // review, D1: the plans read a linked summary.json or whole/ as another config's,
@@ -481,6 +484,7 @@ impl Sweep for ProbeSweep<'_> {
             recompute.given,
             &self.cfg.sweep.protocols,
         )?;
+        check_others_summaries(self, points)?;
         check_same_sweep(self, points, planned, recompute)
     }
 
@@ -600,6 +604,18 @@ impl Sweep for ProbeSweep<'_> {
             .into_iter()
             .map(|(p, _)| p)
             .collect())
+    }
+
+    /// A summary of no point's directory that records a point of this config
+    /// ([`named::elsewhere`]) is said so, not as no point of the config.
+    fn check_found(&self, points: &[Point], found: &Path) -> crate::Result<()> {
+        match read_checked_summary(found)? {
+            Some(s) => match named::elsewhere(self, points, found, &s) {
+                Some(why) => Err(Error::NotItsPoint(why)),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
     }
 
     /// Computes the point's kernel once and writes its summary under each protocol, as one
@@ -826,7 +842,6 @@ pub fn dry_run(
 ) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts, false)?;
     sweep::dry_run(&sweep, &cfg.points(), shard, opts.recompute)?;
-    check_others_summaries(out, &cfg.points(), &cfg.sweep.protocols)?;
     kept_points_phases(&sweep, &cfg.points(), shard, false);
     // What the run's closing collect warns of beside the points it makes.
     let made: std::collections::HashSet<PathBuf> = cfg
@@ -1146,7 +1161,20 @@ fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
     // refused, not merged (N5).
     if let (Some(files), Some(dir)) = (&s.files, path.parent()) {
         let names = <Summary as sweep::Recorded>::SET_FILES;
-        ntk_runs::manifest::verify(dir, files, names, path).map_err(Error::SetNotAsWritten)?;
+        if let Err(e) = ntk_runs::manifest::verify(dir, files, names, path) {
+            // A file unlike the record of an edited summary: the summary is named, as the
+            // plans name it (hundred-and-fiftieth hostile round, second review, D1: the
+            // intact eigenvalues.npy was blamed), unless the record itself is the fault.
+            if !ntk_runs::provenance::SelfChecksum::sealed(&s)
+                && !ntk_runs::manifest::names_the_record(&e, path)
+            {
+                return Err(Error::SummaryEdited {
+                    path: path.to_path_buf(),
+                    what: "its fields do not match the checksum it was written with".into(),
+                });
+            }
+            return Err(Error::SetNotAsWritten(e));
+        }
     }
     check_numbers(path, &s)?;
     // Summaries written before conventions were spelled as the config spells them hold
@@ -1162,13 +1190,13 @@ fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
 /// config, another protocol's or a file in a subdirectory of a point's) and that
 /// [`read_checked_summary`] refuses: the run does not touch it, so the dry run can say its
 /// failure first (hundred-and-sixth hostile round, N3: the dry run said rc 0 where the run
-/// computed nothing and failed there). A point's own summary under each of `protocols` is
-/// the state check's, which the run may make again.
-fn check_others_summaries(
-    out: &Path,
-    points: &[Point],
-    protocols: &[Protocol],
-) -> crate::Result<()> {
+/// computed nothing and failed there), and the run before its work (hundred-and-fiftieth,
+/// D3: it computed a point, then refused a renamed one at its collect); and one that records
+/// a point of `points` under another directory's name ([`named::elsewhere`]). A point's own
+/// summary under each of the sweep's protocols is the state check's, which the run may make
+/// again.
+fn check_others_summaries(sweep: &ProbeSweep, points: &[Point]) -> crate::Result<()> {
+    let (out, protocols) = (sweep.out, &sweep.cfg.sweep.protocols);
     // A point's own summaries: one per protocol of the config, in the protocol's directory
     // (hundred-and-eighth hostile round, D5: a foreign one inside a point's directory, under
     // `blocks/` of a whole-only sweep or `whole/sub/`, was passed over).
@@ -1182,8 +1210,11 @@ fn check_others_summaries(
         })
         .collect();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
-        if !own.contains(&path) {
-            read_checked_summary(&path)?;
+        if !own.contains(&path)
+            && let Some(s) = read_checked_summary(&path)?
+            && let Some(why) = named::elsewhere(sweep, points, &path, &s)
+        {
+            return Err(Error::NotItsPoint(why));
         }
     }
     Ok(())

@@ -80,19 +80,70 @@ pub(crate) fn misplaced(s: &Summary, path: &Path) -> Option<String> {
     });
     let cause = if files_are_its {
         format!(
-            "the point's directory was renamed, its files with it; {}",
+            "the point's directory was renamed (its files with it), or copied; {}",
             move_back(s, &named, dir)
         )
     } else {
-        "summary.json was copied from that point (the files beside it are not the ones it \
-         records); put the point's own summary back, or compute the point again"
-            .to_string()
+        format!(
+            "summary.json was copied from that point (the files beside it are not the ones it \
+             records); put the point's own summary back, or {}",
+            super::REDO
+        )
     };
     Some(format!(
         "{}: records another point ({}; {NAMING}): {cause}",
         path.display(),
         differs.join(", ")
     ))
+}
+
+/// Why the summary `s` at `path`, outside every point's directory, is a point of `points`
+/// (the config's) under another directory's name: its recorded config is that point's. Moved
+/// there (a point's set set aside under `runs/`, or a `whole/` renamed), it is kept where it
+/// belongs; where the point's own set is there too, one is a copy of the other. Said before
+/// any work by the run and its dry run alike, and by `collect --config` (hundred-and-fiftieth
+/// hostile round, D3: the dry run planned the point `new` with rc 0, the run computed it and
+/// then refused the two at its collect; D2: `collect --config` called it no point of the
+/// config). `None` where it records no point of `points`.
+pub(super) fn elsewhere(
+    sweep: &super::ProbeSweep,
+    points: &[super::Point],
+    path: &Path,
+    s: &Summary,
+) -> Option<String> {
+    let recorded = s.provenance.as_ref()?;
+    let (point, protocol) = points.iter().find_map(|p| {
+        sweep
+            .provenances(p)
+            .into_iter()
+            .find(|(_, prov)| prov.fingerprint == recorded.fingerprint)
+            .map(|(protocol, _)| (p, protocol))
+    })?;
+    let to = point.dir(sweep.out).join(protocol.name());
+    let label = format!(
+        "{} depth {} seed {}",
+        point.activation.name(),
+        point.depth,
+        point.seed
+    );
+    Some(
+        if std::fs::symlink_metadata(to.join("summary.json")).is_ok() {
+            format!(
+                "{}: records the point {label} ({protocol}) of this config, whose set {} holds too: \
+             one is a copy of the other, which a merge would count twice; remove the copy",
+                path.display(),
+                to.display()
+            )
+        } else {
+            format!(
+                "{}: records the point {label} ({protocol}) of this config, under another \
+             directory's name: move its directory to {} and the sweep keeps it, instead of \
+             computing it again",
+                path.display(),
+                to.display()
+            )
+        },
+    )
 }
 
 /// The remedy for a renamed point whose set is in `dir` (named `named`, recording `s`): move
@@ -111,10 +162,34 @@ fn move_back(s: &Summary, named: &NamedPoint, dir: &Path) -> String {
         .join(format!("depth{:02}", s.depth))
         .join(format!("seed{}", s.seed))
         .join(s.protocol.name());
+    let summary = |d: &Path| {
+        let path = d.join("summary.json");
+        std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
+    };
+    // The same set at its place: this one is a copy, not a renamed point (hundred-and-
+    // fiftieth hostile round, second review, N1: the intact original was to be moved aside).
+    if summary(dir).is_some_and(|ours| summary(&to).is_some_and(|theirs| ours == theirs)) {
+        return format!(
+            "it is a copy of {} (the same summary.json): remove this copy, or {}",
+            to.display(),
+            super::REDO
+        );
+    }
     if std::fs::symlink_metadata(&to).is_ok() {
         format!(
-            "its set belongs in {}, which another set holds now: move that one aside first, \
-             then move this one back",
+            "its set belongs in {}, which another set holds now: move that one out of runs/ \
+             first (a set left under runs/ is read as a point), then move this one back",
+            to.display()
+        )
+    } else if to.parent().is_some_and(|p| !p.is_dir()) {
+        // A renamed level above the set (`depth01` itself): its place's parent is gone
+        // (hundred-and-fiftieth hostile round, N5: a literal `mv` into it failed).
+        format!(
+            "move it back: its set belongs in {} (its parent directory is not there: move the \
+             renamed directory above it back, or create the parent first)",
             to.display()
         )
     } else {

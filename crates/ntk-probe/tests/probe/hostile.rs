@@ -1684,7 +1684,11 @@ fn collect_refuses_copies_and_edited_fingerprints() {
         assert_clean_error(
             "a copied point, the sweep",
             &run(&sweep_args(&cfg, &out, extra)),
-            &["seed1_backup", "record the same config"],
+            &[
+                "seed1_backup",
+                "one is a copy of the other",
+                "remove the copy",
+            ],
         );
     }
     // Its summary alone: the set's missing file is named.
@@ -9158,6 +9162,15 @@ fn a_linked_point_is_said_as_a_link_by_the_plans() {
             && !said.contains("made by a different config"),
         "{said}"
     );
+    // collect warns of it once, as a link (round 149, N10: also as "no readable
+    // summary.json").
+    let o = run(&[OsString::from("collect"), out.clone().into()]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.matches("a symbolic link, never followed").count() == 1
+            && !said.contains("no readable summary.json"),
+        "{said}"
+    );
 }
 
 /// Hundred-and-forty-eighth hostile round, D2: a point's summary.json replaced by another
@@ -9223,12 +9236,128 @@ fn a_summary_in_another_points_directory_is_named() {
         let said = said(&o);
         assert!(
             said.contains("records another point (depth")
-                && said.contains("the point's directory was renamed, its files with it")
+                && said.contains("the point's directory was renamed (its files with it), or copied")
                 && said.contains(&format!(
-                    "its set belongs in {}, which another set holds now: move that one aside first",
+                    "its set belongs in {}, which another set holds now: move that one out of runs/ first",
                     two.join("whole").display()
                 ))
                 && !said.contains("made by a different config"),
+            "{what}: {said}"
+        );
+    }
+    // A set copied, not moved, to another point's place: a copy of the one there (round
+    // 150b, N1: the identical original was to be moved aside).
+    for entry in std::fs::read_dir(one.join("whole")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), two.join("whole").join(entry.file_name())).unwrap();
+    }
+    let o = run(&[OsString::from("collect"), out.clone().into()]);
+    assert_clean_error(
+        "a copied set",
+        &o,
+        &[&format!(
+            "it is a copy of {} (the same summary.json): remove this copy",
+            two.join("whole").display()
+        )],
+    );
+}
+
+/// Hundred-and-fiftieth hostile round, D3: a point's set under another directory's name
+/// (`runs/mine`, or its depth directory renamed) was planned `new` by the dry run with rc 0,
+/// or refused by the dry run alone; the run computed the point, then refused at its collect.
+/// D2: `collect --config` called it no point of the config. Now the run, its dry run and
+/// `collect --config` say where it belongs, before any work.
+#[test]
+fn a_points_set_under_another_name_is_said_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let whole = out.join("runs/relu/depth01/seed1/whole");
+    let mine = out.join("runs/mine");
+    std::fs::rename(&whole, &mine).unwrap();
+    let mut collect_config = os(&["collect"]);
+    collect_config.extend([out.clone().into(), "--config".into(), cfg.clone().into()]);
+    for (what, o) in [
+        ("dry run", run(&sweep_args(&cfg, &out, &["--dry-run"]))),
+        ("run", run(&sweep_args(&cfg, &out, &[]))),
+        ("collect --config", run(&collect_config)),
+    ] {
+        assert_clean_error(
+            what,
+            &o,
+            &[
+                &format!("{}: records the point", mine.join("summary.json").display()),
+                &format!(
+                    "under another directory's name: move its directory to {} and the sweep keeps it",
+                    whole.display()
+                ),
+            ],
+        );
+    }
+    assert!(!whole.exists(), "the run computed the point");
+    std::fs::rename(&mine, &whole).unwrap();
+    assert_ok(
+        "moved back",
+        &run(&[OsString::from("collect"), out.clone().into()]),
+    );
+    // A depth directory renamed into the point form: refused by the run before any work.
+    let depth01 = out.join("runs/relu/depth01");
+    std::fs::rename(&depth01, out.join("runs/relu/depth03")).unwrap();
+    for (what, o) in [
+        ("dry run", run(&sweep_args(&cfg, &out, &["--dry-run"]))),
+        ("run", run(&sweep_args(&cfg, &out, &[]))),
+    ] {
+        assert_clean_error(
+            what,
+            &o,
+            &[
+                "depth03/seed1/whole/summary.json: records another point",
+                "its parent directory is not there",
+            ],
+        );
+    }
+    assert!(!depth01.exists(), "the run computed the point");
+}
+
+/// Hundred-and-fiftieth hostile round, second review, D1: a summary.json edited (copied in
+/// from another seed first, or not) beside a changed eigenvalues.npy made `collect` blame
+/// the table, where the plans said the summary was edited: the summary is held to its own
+/// checksum first on every surface.
+#[test]
+fn an_edited_summary_is_named_before_the_files_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "sweep.toml",
+        &TINY_SWEEP.replace("seeds = [1]", "seeds = [1, 2]"),
+    );
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let depth = out.join("runs/relu/depth01");
+    let summary = depth.join("seed2/whole/summary.json");
+    let text = std::fs::read_to_string(depth.join("seed1/whole/summary.json")).unwrap();
+    let at = text.find("\"kappa\": ").unwrap() + "\"kappa\": ".len();
+    let end = at + text[at..].find([',', '\n']).unwrap();
+    std::fs::write(&summary, format!("{}1000.0{}", &text[..at], &text[end..])).unwrap();
+    let mut collect_config = os(&["collect"]);
+    collect_config.extend([out.clone().into(), "--config".into(), cfg.clone().into()]);
+    for (what, o) in [
+        (
+            "collect",
+            run(&[OsString::from("collect"), out.clone().into()]),
+        ),
+        ("dry run", run(&sweep_args(&cfg, &out, &["--dry-run"]))),
+        ("collect --config", run(&collect_config)),
+    ] {
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains(&format!(
+                "{}: its fields do not match the checksum it was written with",
+                summary.display()
+            )) && !said.contains("eigenvalues.npy"),
             "{what}: {said}"
         );
     }

@@ -7,9 +7,9 @@ use std::fmt::Display;
 use std::path::Path;
 
 use super::{
-    Failure, Outcome, Planned, Recompute, Shard, State, Sweep, links_under, make_all, plan,
-    point_state, print_plan, refuse_blocked, refuse_foreign, refuse_stale, refuse_stale_in_collect,
-    stale_reasons, warn_incomplete,
+    Failure, Outcome, Planned, Recompute, Shard, State, Sweep, links_under, make_all, outside,
+    plan, point_state, print_plan, refuse_blocked, refuse_foreign, refuse_stale,
+    refuse_stale_in_collect, stale_reasons, warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -322,10 +322,14 @@ pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::
         };
         planned.push(Planned { index, state });
     }
+    let dirs: Vec<_> = points.iter().map(|p| sweep.dir(p)).collect();
+    let found = sweep.found()?;
+    for other in outside(&found, &dirs) {
+        sweep.check_found(points, other)?;
+    }
     refuse_stale_in_collect(&planned)?;
     warn_incomplete(&planned, &|i| sweep.label(&points[i]));
-    let dirs: Vec<_> = points.iter().map(|p| sweep.dir(p)).collect();
-    Ok(refuse_foreign(&sweep.found()?, &dirs)?)
+    Ok(refuse_foreign(&found, &dirs)?)
 }
 
 /// The collect that follows a sweep's run in `out`: when points failed (`failed`), its error

@@ -275,11 +275,12 @@ pub trait Recorded: DeserializeOwned {
     /// Why the record at `path` is not its place's own, other than by its config: edited
     /// (its own checksum fails, [`provenance::SelfChecksum::sealed`]), or another place's (a
     /// training run's directory renamed); `None` where it is. [`state`] asks where the
-    /// record's config is not the one about to run: an edited or moved record is not another
-    /// config's (hundred-and-forty-fourth hostile round, N3: a summary whose recorded config
-    /// was edited was called "made by a different config"; the hundred-and-forty-fifth, N4:
-    /// swapped run directories were, to be trained again). Elsewhere [`Recorded::check`]
-    /// names what was edited.
+    /// record's config is not the one about to run, or its files are not as it records: an
+    /// edited or moved record is not another config's (hundred-and-forty-fourth hostile
+    /// round, N3: a summary whose recorded config was edited was called "made by a different
+    /// config"; the hundred-and-forty-fifth, N4: swapped run directories were, to be trained
+    /// again), nor are its intact files changed (the hundred-and-fiftieth, second review,
+    /// D1). Elsewhere [`Recorded::check`] names what was edited.
     fn not_its_own(&self, _path: &Path) -> Option<String> {
         None
     }
@@ -348,7 +349,7 @@ pub fn state<R: Recorded>(
                 }
                 if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
                     return State::Stale(match r.not_its_own(path) {
-                        Some(why) => format!("{why}; {redo}"),
+                        Some(why) => with_remedy(&why, redo),
                         None => e.to_string(),
                     });
                 }
@@ -363,13 +364,22 @@ pub fn state<R: Recorded>(
                 {
                     return unreadable_state(&locked, holder);
                 }
+                // A file unlike the record of a summary that is not its own (edited, or
+                // another place's) is not what changed: the summary is named (hundred-and-
+                // fiftieth hostile round, second review, D1: a summary copied in and edited
+                // blamed an intact table), unless the record itself is the fault.
                 let why = match r.files() {
-                    Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path).err(),
+                    Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path)
+                        .err()
+                        .map(|e| match r.not_its_own(path) {
+                            Some(why) if !crate::manifest::names_the_record(&e, path) => why,
+                            _ => e,
+                        }),
                     None => None,
                 }
                 .or_else(|| r.check(path));
                 if let Some(why) = why {
-                    return State::Stale(format!("{why}; {redo}"));
+                    return State::Stale(with_remedy(&why, redo));
                 }
             }
             // A file this user may not read is made readable, or moved, not computed
@@ -380,6 +390,17 @@ pub fn state<R: Recorded>(
         }
     }
     if complete { State::Done } else { State::New }
+}
+
+/// `why` with the remedy `redo` after it, where it does not end with it already (a message
+/// that names its own remedies names it last: the hundred-and-fiftieth hostile round, N2,
+/// had it twice).
+pub fn with_remedy(why: &str, redo: &str) -> String {
+    if why.ends_with(redo) {
+        why.to_string()
+    } else {
+        format!("{why}; {redo}")
+    }
 }
 
 /// The state of a point (or set) with a file (or directory) at `locked` this user may not
@@ -474,6 +495,14 @@ pub trait Sweep {
     /// Every result found under the output directory, of any config (`collect --config`
     /// refuses those that no point owns).
     fn found(&self) -> Result<Vec<PathBuf>, Self::Error>;
+    /// A result `found` that no point of `points` owns, held as `collect` without the config
+    /// holds it, for `collect --config` to say what it would (a renamed run directory, a
+    /// point's set under another name) before calling it no point of the config
+    /// (hundred-and-fiftieth hostile round, D2: a renamed run was "not a point of this
+    /// config", and the remedy, collect without --config, refused it as renamed).
+    fn check_found(&self, _points: &[Self::Point], _found: &Path) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// What `--recompute` makes again, for [`Sweep::refuse`]: whether it was given, and the
@@ -1111,9 +1140,14 @@ pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
 /// run's closing collect will (hundred-and-ninth hostile round, N2: a user file under
 /// `runs/` was warned of by the run alone).
 pub fn warn_unreadable_but(root: &Path, marker: &str, made: impl Fn(&Path) -> bool) -> usize {
+    // A marker that is a link is warned of as a link below, once (hundred-and-forty-ninth
+    // hostile round, N10: also as "no readable summary.json", beside it).
+    let linked = |d: &Path| {
+        std::fs::symlink_metadata(d.join(marker)).is_ok_and(|m| m.file_type().is_symlink())
+    };
     let dirs: Vec<PathBuf> = without_result(root, marker)
         .into_iter()
-        .filter(|d| !made(d))
+        .filter(|d| !made(d) && !linked(d))
         .collect();
     for dir in dirs.iter().take(5) {
         // The files by name: a README or notes file beside the runs is no result's, and

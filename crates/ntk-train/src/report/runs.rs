@@ -325,8 +325,9 @@ fn check_named(
         (Some(c), Some(r)) if c == id => refused(format!(
             "{}: records the run {r}, where config.toml records this directory's ({NAMING}): \
              copied or linked from another run, so its results are not reported; put the \
-             run's own back, or remove the run directory and train it again",
-            dir.join("summary.json").display()
+             run's own back, or {}",
+            dir.join("summary.json").display(),
+            crate::sweep::REDO
         )),
         // An ONNX config's run is not formed here (its file unread): the summary and the
         // name alone cannot tell a renamed directory from a copied summary (hundred-and-
@@ -353,12 +354,30 @@ fn check_named(
 /// where another directory holds that name now, move that one aside first (the hundred-and-
 /// forty-eighth hostile round, N6: "move it back", followed with `mv`, nested the directory
 /// inside the intact run of that name).
+/// Where that directory holds the same summary.json, this one is a copy of it, not a
+/// renamed run (the hundred-and-forty-ninth hostile round, N2: a run directory copied whole
+/// over another's was to be moved back onto the intact original).
 fn move_back(dir: &Path, id: &str) -> String {
     let to = dir.with_file_name(id);
+    let summary = |d: &Path| {
+        let path = d.join("summary.json");
+        std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
+    };
+    if summary(dir).is_some_and(|ours| summary(&to).is_some_and(|theirs| ours == theirs)) {
+        return format!(
+            "it is a copy of {} (the same summary.json): remove this copy, or {}",
+            to.display(),
+            crate::sweep::REDO
+        );
+    }
     if std::fs::symlink_metadata(&to).is_ok() {
         format!(
-            "move it back to {}, which another directory holds now: move that one aside first \
-             (a plain `mv` would put this one inside it)",
+            "move it back to {}, which another directory holds now: move that one out of \
+             runs/ first (a plain `mv` would put this one inside it, and a directory left \
+             under runs/ is read as a run)",
             to.display()
         )
     } else {

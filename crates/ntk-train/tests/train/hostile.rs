@@ -3931,7 +3931,10 @@ fn twenty_first_review() {
     assert_clean_error(
         "a point duplicating a user's run",
         &o,
-        &["runs/deep", "records this point and seed"],
+        &[
+            "runs/deep is this run already (it records this config)",
+            "move it to",
+        ],
     );
     assert_ok(
         "collect still merges the sweep",
@@ -6165,7 +6168,7 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (_, out) = swept(d, "out");
+    let (sweep_cfg, out) = swept(d, "out");
     let runs = out.join("runs");
     std::fs::rename(
         runs.join("depth001_relu_none_lr1e-1_seed1"),
@@ -6183,6 +6186,21 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     );
     let plot = run(&["plot".into(), out.clone().into_os_string()]);
     assert_clean_error("plot of it", &plot, &["move it back"]);
+    // collect --config says it as collect does (hundred-and-fiftieth hostile round, D2: "a
+    // result that is not a point of this config; collect without --config").
+    let with_config = run(&[
+        "collect".into(),
+        out.clone().into_os_string(),
+        "--config".into(),
+        sweep_cfg.into_os_string(),
+    ]);
+    let said = String::from_utf8_lossy(&with_config.stderr);
+    assert!(
+        said.contains("are the run depth001_relu_none_lr1e-1_seed1's")
+            && said.contains("move it back")
+            && !said.contains("not a point of this config"),
+        "{said}"
+    );
     // A name of the user's own, not run_id's form (its depth in fewer than three digits),
     // is not held to it (hundred-and-forty-fifth hostile round, N3).
     std::fs::rename(
@@ -6206,13 +6224,39 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+    // The remedy followed, the occupant moved aside within runs/: the plan says it is the
+    // run itself, to move back, not to remove (hundred-and-fiftieth hostile round, D1).
+    {
+        let aside = out.join("runs/aside");
+        let (_, scratch) = swept(d, "swapped again");
+        let again = sweep_runs(&scratch);
+        let held = scratch.join("held");
+        std::fs::rename(&again[0], &held).unwrap();
+        std::fs::rename(&again[1], &again[0]).unwrap();
+        std::fs::rename(&held, &again[1]).unwrap();
+        let aside_again = scratch.join("runs/aside");
+        std::fs::rename(&again[1], &aside_again).unwrap();
+        std::fs::rename(&again[0], &again[1]).unwrap();
+        let o = run(&args(&sweep, &scratch, &["--dry-run"]));
+        assert_clean_error(
+            "the run moved aside within runs/",
+            &o,
+            &[&format!(
+                "{}: {} is this run already (it records this config), under another directory's name: move it to {}",
+                again[0].display(),
+                aside_again.display(),
+                again[0].display()
+            )],
+        );
+        assert!(!aside.exists());
+    }
     assert!(
         said.contains(&format!(
             "its config.toml and summary.json are the run {}'s",
             runs[1].file_name().unwrap().to_string_lossy()
         )) && said.contains("the directory was renamed")
             && said.contains(&format!(
-                "move it back to {}, which another directory holds now: move that one aside first",
+                "move it back to {}, which another directory holds now: move that one out of runs/ first",
                 runs[1].display()
             )),
         "{said}"
@@ -6233,6 +6277,25 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
             "records the run {}, where config.toml records this directory's",
             runs[1].file_name().unwrap().to_string_lossy()
         )) && !said.contains("renamed"),
+        "{said}"
+    );
+    // A run directory copied whole over another's: a copy of the intact run, not to be moved
+    // back onto it (hundred-and-forty-ninth hostile round, N2).
+    let (sweep, out) = swept(d, "copied whole");
+    let runs = sweep_runs(&out);
+    std::fs::remove_dir_all(&runs[1]).unwrap();
+    crate::committed::copy_dir(&runs[0], &runs[1]);
+    let o = run(&args(&sweep, &out, &["--dry-run"]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains(&format!(
+            "it is a copy of {} (the same summary.json): remove this copy",
+            runs[0].display()
+        )),
         "{said}"
     );
 }
@@ -8122,6 +8185,22 @@ fn an_edited_summary_is_named_before_what_it_records() {
         &collect(&out),
         &["metrics.csv: a symbolic link, never followed"],
     );
+    // The plans say it as collect does, with its remedy (round 148, N3: "holds files that
+    // are not this command's ... choose an empty or new --out").
+    for extra in [&["--dry-run"][..], &["--dry-run", "--recompute"]] {
+        let o = run(&args(&sweep, &out, extra));
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            said.contains("metrics.csv: a symbolic link, never followed")
+                && said.contains("move the link away")
+                && !said.contains("not this command's"),
+            "{extra:?}: {said}"
+        );
+    }
     // Copied instead: the summary holds its own checksum, so the table is the one that
     // changed (round 144b, N2: "one of them was edited").
     std::fs::remove_file(&metrics).unwrap();
@@ -8199,6 +8278,44 @@ fn a_summary_copied_from_a_run_of_the_same_config_is_said_both_ways() {
         blamed.iter().all(|(_, f)| f.is_some() && *f == blamed[0].1),
         "{blamed:?}"
     );
+    // The copy edited too: the summary is named as edited on every surface, before the
+    // tables are held to it (hundred-and-fiftieth hostile round, second review, D1: the
+    // plans blamed the intact ntk.csv).
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let at = text.find("\"final_train_loss\": ").unwrap() + "\"final_train_loss\": ".len();
+    let end = at + text[at..].find([',', '\n']).unwrap();
+    std::fs::write(&summary, format!("{}1.5{}", &text[..at], &text[end..])).unwrap();
+    for (what, o) in [
+        ("collect", collect(&ours)),
+        ("dry run", self::run(&args(&sweep, &ours, &["--dry-run"]))),
+        (
+            "resume dry run",
+            self::run(&args(&sweep, &ours, &["--resume", "--dry-run"])),
+        ),
+        (
+            "collect --config",
+            self::run(&[
+                "collect".into(),
+                ours.clone().into_os_string(),
+                "--config".into(),
+                sweep.clone().into_os_string(),
+            ]),
+        ),
+    ] {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            said.contains(&format!(
+                "{}: its fields do not match the checksum it was written with",
+                summary.display()
+            )) && !said.contains("ntk.csv")
+                && !said.contains("metrics.csv:"),
+            "{what}: {said}"
+        );
+    }
 }
 
 /// Hundred-and-forty-sixth hostile round. D1: a summary.json copied in with its tables from
