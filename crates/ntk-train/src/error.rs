@@ -205,6 +205,15 @@ pub enum Error {
         .new.shown()
     )]
     ThisRunElsewhere { new: PathBuf, there: PathBuf },
+    /// A directory under a sweep's `runs/` that records the very config of a run kept at
+    /// its own place ([`crate::joins`]): a copy, which the tables would count twice.
+    #[error(
+        "{}: a copy of the run {} (it records the same config, and that run is at its own \
+         place): the tables would count it twice; remove the copy",
+        .copy.shown(),
+        .run.shown()
+    )]
+    CopyOfRun { copy: PathBuf, run: PathBuf },
     /// Two runs under a sweep's `runs/` of one point and seed ([`crate::config::point_key`]),
     /// which `collect` would count as two seeds, `--allow-mixed` or not.
     #[error(

@@ -74,11 +74,18 @@ fn same_point(joining: &[Joining<'_>], there: &[(PathBuf, Provenance)]) -> crate
             .and_then(|n| n.to_str())
             .is_some_and(crate::run_dir::in_run_id_form)
     };
+    let same_run = joins.filter(|j| {
+        sweeps_name(&j.dir) && recorded.is_some_and(|p| p.fingerprint == j.provenance.fingerprint)
+    });
     Err(
-        if let Some(j) = joins
-            && sweeps_name(&j.dir)
-            && recorded.is_some_and(|p| p.fingerprint == j.provenance.fingerprint)
-        {
+        // The run kept at its place, and a copy of it under another name (hundred-and-fifty-
+        // first hostile round, D1: the copy was to be moved onto the intact original).
+        if let Some(j) = same_run.filter(|j| !j.trains) {
+            crate::Error::CopyOfRun {
+                copy: first.to_path_buf(),
+                run: j.dir.clone(),
+            }
+        } else if same_run.is_some_and(|j| std::fs::symlink_metadata(&j.dir).is_err()) {
             // The run itself, under another directory's name (hundred-and-fiftieth hostile
             // round, D1: a run moved aside within runs/ was to be removed, where moving it back
             // keeps it).

@@ -248,6 +248,27 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     if a_runs && let Some(why) = linked_file(out) {
         return Err(crate::Error::NotItsRun(why));
     }
+    // A run's directory moved inside this one: said as a run, to move out, not as a file to
+    // leave for a new --out (hundred-and-fifty-first hostile round, D4).
+    if let Some(nested) = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|e| {
+            e.file_type().is_ok_and(|t| t.is_dir())
+                && ["config.toml", "summary.json"]
+                    .iter()
+                    .any(|n| std::fs::symlink_metadata(e.path().join(n)).is_ok())
+        })
+    {
+        return Err(crate::Error::NotItsRun(format!(
+            "{}: a run's directory inside the run directory {}: each run has a directory of \
+             its own, so neither is read as it is; move it out (a sweep's run to runs/, under \
+             the name its summary.json records)",
+            nested.path().display(),
+            out.display()
+        )));
+    }
     ntk_files::outset::check_owned(out, &|n: &str| {
         RUN_FILES.contains(&n) || crate::files::is_report_file(n)
     })?;

@@ -851,12 +851,42 @@ impl Sweep for TrainSweep<'_> {
     /// A run directory of no point of this config, read as `collect` reads it
     /// ([`crate::report::read_run`]): a renamed one, or one holding another run's files, is
     /// said as `collect` says it.
-    fn check_found(&self, _points: &[Self::Point], found: &Path) -> crate::Result<()> {
+    /// A run is its point's in the point's directory itself, not nested below it.
+    fn owns(&self, point: &RunPoint, found: &Path) -> bool {
+        found == point.dir(self.out)
+    }
+
+    fn check_found(&self, points: &[Self::Point], found: &Path) -> crate::Result<()> {
         let id = found
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        crate::report::read_run(found, id).map(|_| ())
+        let record = crate::report::read_run(found, id)?;
+        // A run of this config under a name of the user's: where it belongs, or a copy of the
+        // run there (hundred-and-fifty-first hostile round, D2: "not a point of this config",
+        // where the plans said where it belongs).
+        let Some(recorded) = record.provenance.as_ref() else {
+            return Ok(());
+        };
+        for point in points {
+            let prov = train::run_provenance(&point.cfg, self.data, self.compute);
+            if prov.fingerprint != recorded.fingerprint {
+                continue;
+            }
+            let place = point.dir(self.out);
+            return Err(if finished_summary(&place).is_some() {
+                crate::Error::CopyOfRun {
+                    copy: found.to_path_buf(),
+                    run: place,
+                }
+            } else {
+                crate::Error::ThisRunElsewhere {
+                    new: place,
+                    there: found.to_path_buf(),
+                }
+            });
+        }
+        Ok(())
     }
 }
 

@@ -470,6 +470,9 @@ impl Sweep for ProbeSweep<'_> {
         } else {
             self.cfg.sweep.protocols.iter().map(|p| p.name()).collect()
         };
+        // A point's set under another name is said with where it belongs before the places
+        // check calls it no output set (hundred-and-fifty-first hostile round, D4).
+        check_others_summaries(self, points)?;
         let (theory, angles) = self.writes_theory_and_angles(points);
         ntk_files::places::check(&places::planned(
             self.out,
@@ -484,7 +487,6 @@ impl Sweep for ProbeSweep<'_> {
             recompute.given,
             &self.cfg.sweep.protocols,
         )?;
-        check_others_summaries(self, points)?;
         check_same_sweep(self, points, planned, recompute)
     }
 
@@ -604,6 +606,18 @@ impl Sweep for ProbeSweep<'_> {
             .into_iter()
             .map(|(p, _)| p)
             .collect())
+    }
+
+    /// A summary is its point's in a protocol's directory of the point's, not nested below
+    /// (`whole.aside/`, `seed1/mine/`).
+    fn owns(&self, point: &Point, found: &Path) -> bool {
+        let protocol_dir = found.parent();
+        protocol_dir.and_then(Path::parent) == Some(point.dir(self.out).as_path())
+            && protocol_dir
+                .and_then(|d| d.file_name())
+                .and_then(|n| n.to_str())
+                .and_then(ntk_names::parse::<Protocol>)
+                .is_some()
     }
 
     /// A summary of no point's directory that records a point of this config

@@ -135,10 +135,16 @@ pub(super) fn elsewhere(
                 to.display()
             )
         } else {
+            // Its place's parent gone too (a renamed depth or seed level): said, so that a
+            // literal `mv` does not fail (hundred-and-fifty-first hostile round, N1).
+            let parent = match to.parent().is_some_and(Path::is_dir) {
+                true => "",
+                false => " (its parent directory is not there: create it first)",
+            };
             format!(
                 "{}: records the point {label} ({protocol}) of this config, under another \
-             directory's name: move its directory to {} and the sweep keeps it, instead of \
-             computing it again",
+                 directory's name: move its directory to {}{parent} and the sweep keeps it, \
+                 instead of computing it again",
                 path.display(),
                 to.display()
             )

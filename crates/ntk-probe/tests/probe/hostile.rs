@@ -9362,3 +9362,36 @@ fn an_edited_summary_is_named_before_the_files_beside_it() {
         );
     }
 }
+
+/// Hundred-and-fifty-first hostile round, D3 and D4: a point's set renamed within its point
+/// (`whole.aside`) was "no result" to `collect --config`, whose table held it, and "not an
+/// ntk-probe output set" to the plans. Both say where it belongs.
+#[test]
+fn a_set_renamed_within_its_point_is_said_where_it_belongs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let whole = out.join("runs/relu/depth01/seed1/whole");
+    let aside = out.join("runs/relu/depth01/seed1/whole.aside");
+    std::fs::rename(&whole, &aside).unwrap();
+    let mut collect_config = os(&["collect"]);
+    collect_config.extend([out.clone().into(), "--config".into(), cfg.clone().into()]);
+    for (what, o) in [
+        ("dry run", run(&sweep_args(&cfg, &out, &["--dry-run"]))),
+        ("run", run(&sweep_args(&cfg, &out, &[]))),
+        ("collect --config", run(&collect_config)),
+    ] {
+        assert_clean_error(
+            what,
+            &o,
+            &[&format!(
+                "{}: records the point relu depth 1 seed 1 (whole) of this config, under another directory's name: move its directory to {}",
+                aside.join("summary.json").display(),
+                whole.display()
+            )],
+        );
+    }
+    assert!(!whole.exists(), "the run computed the point");
+}

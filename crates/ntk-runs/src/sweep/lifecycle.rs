@@ -322,14 +322,14 @@ pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::
         };
         planned.push(Planned { index, state });
     }
-    let dirs: Vec<_> = points.iter().map(|p| sweep.dir(p)).collect();
     let found = sweep.found()?;
-    for other in outside(&found, &dirs) {
+    let foreign = outside(sweep, points, &found);
+    for other in &foreign {
         sweep.check_found(points, other)?;
     }
     refuse_stale_in_collect(&planned)?;
     warn_incomplete(&planned, &|i| sweep.label(&points[i]));
-    Ok(refuse_foreign(&found, &dirs)?)
+    Ok(refuse_foreign(&foreign)?)
 }
 
 /// The collect that follows a sweep's run in `out`: when points failed (`failed`), its error

@@ -503,6 +503,11 @@ pub trait Sweep {
     fn check_found(&self, _points: &[Self::Point], _found: &Path) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// Whether the result `found` ([`Sweep::found`]) is `point`'s own: by default, one under
+    /// its directory.
+    fn owns(&self, point: &Self::Point, found: &Path) -> bool {
+        found.starts_with(self.dir(point))
+    }
 }
 
 /// What `--recompute` makes again, for [`Sweep::refuse`]: whether it was given, and the
@@ -526,8 +531,7 @@ pub struct Planned {
 /// `collect --config`: refuses a result that no point of the config owns (its path lies
 /// under none of the points' directories `dirs`): the tables would mix it in with the
 /// config's own.
-fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
-    let foreign = outside(found, dirs);
+fn refuse_foreign(foreign: &[&PathBuf]) -> crate::Result<()> {
     match foreign.first() {
         None => Ok(()),
         Some(first) => Err(ntk_files::Error::OutputPath {
@@ -550,9 +554,14 @@ fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
 /// A directory whose results cannot be listed says nothing here: the sweep's own checks
 /// name what is wrong with it.
 fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Option<String> {
-    let dirs: Vec<PathBuf> = points.iter().map(|p| sweep.dir(p)).collect();
     let found = sweep.found().ok()?;
-    let beyond = outside(&found, &dirs);
+    // Those the sweep refuses with their own words (a point of this config under another
+    // name, a copy) are not said here as no point of the config (hundred-and-fifty-first
+    // hostile round, second review, D2).
+    let beyond: Vec<&PathBuf> = outside(sweep, points, &found)
+        .into_iter()
+        .filter(|f| sweep.check_found(points, f).is_ok())
+        .collect();
     beyond.first().map(|first| {
         format!(
             "{}: {} result(s) found are of no {} of this config (the first: {}): the collect at \
@@ -569,10 +578,13 @@ fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Option<String> {
 /// The results of `found` that lie under none of the points' directories `dirs`: what
 /// `collect --config` refuses ([`refuse_foreign`]) and a sweep's collect takes in
 /// ([`beyond_points`]).
-fn outside<'a>(found: &'a [PathBuf], dirs: &[PathBuf]) -> Vec<&'a PathBuf> {
+/// A result is a point's where [`Sweep::owns`] says so: one nested deeper in a point's
+/// directory (a run moved into another's) is not that point's (hundred-and-fifty-first
+/// hostile round, D3: `collect --config` said "no result" of a run its own table held).
+fn outside<'a, S: Sweep>(sweep: &S, points: &[S::Point], found: &'a [PathBuf]) -> Vec<&'a PathBuf> {
     found
         .iter()
-        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
+        .filter(|f| !points.iter().any(|p| sweep.owns(p, f)))
         .collect()
 }
 

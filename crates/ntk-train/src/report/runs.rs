@@ -90,6 +90,21 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     // Before config.toml is read: a linked one is said as a link (hundred-and-forty-sixth
     // hostile round, N3: "not a regular file").
     check_no_links(dir)?;
+    // A run inside another run's directory is refused, as the plans refuse it
+    // ([`crate::run_dir::check_run_dir`]; hundred-and-fifty-first hostile round, N5).
+    if let Some(parent) = dir.parent()
+        && ["config.toml", "summary.json"]
+            .iter()
+            .any(|n| std::fs::symlink_metadata(parent.join(n)).is_ok())
+    {
+        return Err(crate::Error::NotItsRun(format!(
+            "{}: a run's directory inside the run directory {}: each run has a directory of \
+             its own, so neither is read as it is; move it out (a sweep's run to runs/, under \
+             the name its summary.json records)",
+            dir.display(),
+            parent.display()
+        )));
+    }
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
     let (depth, activation, normalization, seed) = network_labels(&cfg)?;

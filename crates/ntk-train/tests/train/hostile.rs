@@ -8465,3 +8465,97 @@ fn a_base_activation_the_sweep_replaces_takes_no_parameter_check() {
     a.insert(0, "sweep".into());
     assert_clean_error("a relu point", &run(&a), &["relu takes no parameter"]);
 }
+
+/// Hundred-and-fifty-first hostile round. D1: a copy of a finished run under a name of the
+/// user's was "this run already ... move it to" the intact original's place. D2 (and the
+/// second review's D1): `collect --config` called a run of this config under such a name "not
+/// a point of this config", and the dry run's `beyond:` line "of no run of this config". D3,
+/// D4: a run moved inside another run's directory was "no result" to `collect --config`,
+/// whose tables held it, and "files that are not this command's" to the plans.
+#[test]
+fn a_run_under_a_name_of_the_users_is_said_as_this_run_or_a_copy() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "sweep");
+    let runs = sweep_runs(&out);
+    let mine = out.join("runs/mine");
+    let said = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let collect_config = || {
+        self::run(&[
+            "collect".into(),
+            out.clone().into_os_string(),
+            "--config".into(),
+            sweep.clone().into_os_string(),
+        ])
+    };
+    // A copy beside the original.
+    crate::committed::copy_dir(&runs[0], &mine);
+    for (what, o) in [
+        ("dry run", self::run(&args(&sweep, &out, &["--dry-run"]))),
+        ("collect --config", collect_config()),
+    ] {
+        let said = said(&o);
+        assert!(
+            said.contains(&format!(
+                "{}: a copy of the run {}",
+                mine.display(),
+                runs[0].display()
+            )) && said.contains("remove the copy")
+                && !said.contains("of no run of this config"),
+            "{what}: {said}"
+        );
+    }
+    // The run itself moved there.
+    std::fs::remove_dir_all(&runs[0]).unwrap();
+    for (what, o) in [
+        ("dry run", self::run(&args(&sweep, &out, &["--dry-run"]))),
+        ("collect --config", collect_config()),
+    ] {
+        let said = said(&o);
+        assert!(
+            said.contains(&format!(
+                "{} is this run already (it records this config), under another directory's name: move it to {}",
+                mine.display(),
+                runs[0].display()
+            )) && !said.contains("of no run of this config")
+                && !said.contains("not a point of this config"),
+            "{what}: {said}"
+        );
+    }
+    // Moved inside another run's directory.
+    let nested = runs[1].join("old");
+    std::fs::rename(&mine, &nested).unwrap();
+    for (what, o) in [
+        ("dry run", self::run(&args(&sweep, &out, &["--dry-run"]))),
+        ("collect --config", collect_config()),
+    ] {
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", said(&o));
+        let said = said(&o);
+        assert!(
+            !said.contains("not this command's") && !said.contains("choose an empty or new --out"),
+            "{what}: {said}"
+        );
+    }
+    // Said alike by the plans and plain collect (round 151, N5: collect took it in).
+    for (what, o) in [
+        ("dry run", self::run(&args(&sweep, &out, &["--dry-run"]))),
+        ("collect", collect(&out)),
+    ] {
+        let said = said(&o);
+        assert!(
+            said.contains(&format!(
+                "{}: a run's directory inside the run directory {}",
+                nested.display(),
+                runs[1].display()
+            )),
+            "{what}: {said}"
+        );
+    }
+}
