@@ -199,12 +199,22 @@ pub enum Error {
     /// this very config, under another name ([`crate::joins`]): moved there, it is kept.
     #[error(
         "{}: {} is this run already (it records this config), under another directory's \
-         name: move it to {} and the sweep keeps it, instead of training it again",
+         name: move it to {}{} and the sweep keeps it, instead of training it again",
         .new.shown(),
         .there.shown(),
-        .new.shown()
+        .new.shown(),
+        if *.occupied {
+            " (which another directory holds now: move that one out of runs/ first, as a \
+             plain `mv` would put this one inside it)"
+        } else {
+            ""
+        }
     )]
-    ThisRunElsewhere { new: PathBuf, there: PathBuf },
+    ThisRunElsewhere {
+        new: PathBuf,
+        there: PathBuf,
+        occupied: bool,
+    },
     /// A directory under a sweep's `runs/` that records the very config of a run kept at
     /// its own place ([`crate::joins`]): a copy, which the tables would count twice.
     #[error(

@@ -92,6 +92,7 @@ fn same_point(joining: &[Joining<'_>], there: &[(PathBuf, Provenance)]) -> crate
             crate::Error::ThisRunElsewhere {
                 new: second.to_path_buf(),
                 there: first.to_path_buf(),
+                occupied: false,
             }
         } else if joins.is_some() {
             crate::Error::SameConfigThere {

@@ -316,7 +316,12 @@ impl sweep::Recorded for TrainSummary {
     /// run than the one it records, said as `collect` says it ([`crate::report::misnamed`]:
     /// renamed, or copied in).
     fn not_its_own(&self, path: &Path) -> Option<String> {
-        crate::summary::edited(self, path).or_else(|| crate::report::misnamed(path.parent()?, self))
+        // And a config.toml beside it that is not the config it records: said both ways, as
+        // `collect` says it (hundred-and-fifty-second hostile round, D4: a single run's
+        // summary copied from another run was "made by a different config" in the plans).
+        crate::summary::edited(self, path)
+            .or_else(|| crate::report::misnamed(path.parent()?, self))
+            .or_else(|| crate::report::config_edited(path.parent()?, self.provenance.as_ref()?))
     }
     /// Its own checksum ([`crate::summary::edited`]), its run's `config.toml` against the
     /// config it records ([`crate::report::config_edited`]), and its run's tables against it
@@ -874,13 +879,20 @@ impl Sweep for TrainSweep<'_> {
                 continue;
             }
             let place = point.dir(self.out);
-            return Err(if finished_summary(&place).is_some() {
+            // A copy only where the run at its place is the same run (hundred-and-fifty-
+            // second hostile round, D1: another run moved into the place made the only
+            // result of this point "a copy", to remove).
+            let same = finished_summary(&place)
+                .and_then(|s| s.provenance)
+                .is_some_and(|p| p.fingerprint == recorded.fingerprint);
+            return Err(if same {
                 crate::Error::CopyOfRun {
                     copy: found.to_path_buf(),
                     run: place,
                 }
             } else {
                 crate::Error::ThisRunElsewhere {
+                    occupied: std::fs::symlink_metadata(&place).is_ok(),
                     new: place,
                     there: found.to_path_buf(),
                 }

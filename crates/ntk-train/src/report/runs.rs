@@ -90,12 +90,18 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     // Before config.toml is read: a linked one is said as a link (hundred-and-forty-sixth
     // hostile round, N3: "not a regular file").
     check_no_links(dir)?;
-    // A run inside another run's directory is refused, as the plans refuse it
-    // ([`crate::run_dir::check_run_dir`]; hundred-and-fifty-first hostile round, N5).
-    if let Some(parent) = dir.parent()
-        && ["config.toml", "summary.json"]
-            .iter()
-            .any(|n| std::fs::symlink_metadata(parent.join(n)).is_ok())
+    // A run inside another run's directory, at any depth below it (its checkpoints/ too),
+    // is refused, as the plans refuse it ([`crate::run_dir::check_run_dir`]; hundred-and-
+    // fifty-first hostile round, N5; the hundred-and-fifty-second, D5).
+    if let Some(parent) = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.file_name().is_some_and(|n| n != "runs"))
+        .find(|a| {
+            ["config.toml", "summary.json"]
+                .iter()
+                .any(|n| std::fs::symlink_metadata(a.join(n)).is_ok())
+        })
     {
         return Err(crate::Error::NotItsRun(format!(
             "{}: a run's directory inside the run directory {}: each run has a directory of \
@@ -382,11 +388,28 @@ fn move_back(dir: &Path, id: &str) -> String {
             .flatten()
     };
     if summary(dir).is_some_and(|ours| summary(&to).is_some_and(|theirs| ours == theirs)) {
-        return format!(
-            "it is a copy of {} (the same summary.json): remove this copy, or {}",
-            to.display(),
-            crate::sweep::REDO
-        );
+        // A copy only where the tables beside the summary are the ones it records: else the
+        // summary (and config.toml) were copied in over this run's own tables (hundred-and-
+        // fifty-second hostile round, D2: "remove this copy" of a run whose tables were
+        // its own).
+        let intact = read_summary(dir).ok().flatten().is_some_and(|s| {
+            crate::summary::check_recorded(dir, &s, &dir.join("summary.json")).is_ok()
+        });
+        return if intact {
+            format!(
+                "it is a copy of {} (the same summary.json): remove this copy, or {}",
+                to.display(),
+                crate::sweep::REDO
+            )
+        } else {
+            format!(
+                "its files were copied from {} over this run's own tables (they are not the \
+                 ones its summary.json records): put this run's own summary.json and \
+                 config.toml back, or {}",
+                to.display(),
+                crate::sweep::REDO
+            )
+        };
     }
     if std::fs::symlink_metadata(&to).is_ok() {
         format!(

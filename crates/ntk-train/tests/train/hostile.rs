@@ -8559,3 +8559,77 @@ fn a_run_under_a_name_of_the_users_is_said_as_this_run_or_a_copy() {
         );
     }
 }
+
+/// Hundred-and-fifty-second hostile round. D1: a run moved aside as `runs/old` with another
+/// run moved into its place was "a copy ... remove the copy" to `collect --config` (its only
+/// result). D2: another run's summary.json and config.toml copied over a run's own tables
+/// were "a copy of" that run, to remove. D4: a single run's summary copied from another run
+/// was "made by a different config" in the plans. D5: a run moved into another run's
+/// checkpoints/ was collected.
+#[test]
+fn a_run_moved_aside_or_overwritten_is_never_called_a_copy_to_remove() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let said = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let (sweep, out) = swept(d, "aside");
+    let runs = sweep_runs(&out);
+    let old = out.join("runs/old");
+    std::fs::rename(&runs[0], &old).unwrap();
+    std::fs::rename(&runs[1], &runs[0]).unwrap();
+    let o = self::run(&[
+        "collect".into(),
+        out.clone().into_os_string(),
+        "--config".into(),
+        sweep.clone().into_os_string(),
+    ]);
+    let text = said(&o);
+    assert!(
+        text.contains(&format!("{} is this run already", old.display()))
+            && text.contains("which another directory holds now")
+            && !text.contains("remove the copy"),
+        "{text}"
+    );
+    // D2: the other run's record copied over this run's tables.
+    let (_, out) = swept(d, "overwritten");
+    let runs = sweep_runs(&out);
+    for f in ["summary.json", "config.toml"] {
+        std::fs::copy(runs[1].join(f), runs[0].join(f)).unwrap();
+    }
+    let text = said(&collect(&out));
+    assert!(
+        text.contains(&format!("its files were copied from {}", runs[1].display()))
+            && !text.contains("remove this copy"),
+        "{text}"
+    );
+    // D5: a run inside another run's checkpoints/.
+    let (_, out) = swept(d, "nested");
+    let runs = sweep_runs(&out);
+    let kept = runs[1].join("checkpoints");
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::rename(&runs[0], kept.join("old")).unwrap();
+    assert_clean_error(
+        "a run inside another's checkpoints/",
+        &collect(&out),
+        &["a run's directory inside the run directory"],
+    );
+    // D4: a single run's summary from another run.
+    let one = write(d, "one.toml", TINY);
+    let other = write(d, "other.toml", &TINY.replace("lr = 0.1", "lr = 0.2"));
+    let (a, b) = (d.join("a"), d.join("b"));
+    assert_ok("a", &self::run(&args(&one, &a, &[])));
+    assert_ok("b", &self::run(&args(&other, &b, &[])));
+    std::fs::copy(b.join("summary.json"), a.join("summary.json")).unwrap();
+    let text = said(&self::run(&args(&one, &a, &["--dry-run"])));
+    assert!(
+        text.contains("config.toml: differs from the config its run recorded")
+            && !text.contains("made by a different config"),
+        "{text}"
+    );
+}
