@@ -10,9 +10,11 @@
 //!   ([`predicted_series`]).
 //!
 //! The rate of a curve `L(e)` is the least-squares slope of `-ln L` against the epoch over
-//! the middle half of training (epochs `E/4 .. 3E/4` of `E`), per step when each epoch is one
-//! full-batch step: the speed once the first transient has passed and before the curve
-//! flattens.
+//! the middle half of training (epochs `E/4 .. 3E/4` of the `E` the run plans), per step when
+//! each epoch is one full-batch step: the speed once the first transient has passed and
+//! before the curve flattens. Only runs that have ended are rated ([`Ended`]): one running,
+//! interrupted or failed has trained part of its epochs, whose middle half is not training's
+//! ([`unrated`]; hundred-and-fifty-second hostile round, second review, D1).
 
 use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,6 +33,30 @@ pub trait PredictedRun: SeedRun {
     fn predicted_spectrum(&self) -> &[SpectrumRow];
 }
 
+/// How a run rated in `convergence.csv` ended (its `status`, as `sweep.csv` says it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// It trained every epoch it plans.
+    Finished,
+    /// It stopped where its loss diverged: its measured rate is empty unless it reached
+    /// the end of the middle half ([`window_rate`]).
+    Diverged,
+}
+
+impl Ended {
+    /// How `run` ended; `None` where it has not (running, interrupted or failed).
+    pub fn of(run: &impl SeedRun) -> Option<Ended> {
+        if run.finished() {
+            Some(Ended::Finished)
+        } else if run.diverged() {
+            Some(Ended::Diverged)
+        } else {
+            None
+        }
+    }
+}
+
 /// One row of `convergence.csv`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ConvergenceRow {
@@ -40,6 +66,8 @@ pub struct ConvergenceRow {
     pub normalization: String,
     pub lr: f64,
     pub seed: u64,
+    pub status: Ended,
+    /// The epochs it trained (a diverged run: those before it diverged).
     pub epochs: usize,
     /// kappa of the empirical NTK at initialization (per output); empty where singular.
     pub kappa: Option<f64>,
@@ -47,9 +75,10 @@ pub struct ConvergenceRow {
     pub singular_empirical: Option<bool>,
     pub rank_empirical: Option<usize>,
     pub inverse_kappa: Option<f64>,
-    /// The least-squares slope of `-ln L` per epoch over the middle half of training; `None`
-    /// (empty in the CSV, as the predicted rates) where that half holds fewer than 3 epochs
-    /// or a loss that is not positive and finite (a diverged run).
+    /// The least-squares slope of `-ln L` per epoch over the middle half of the training the
+    /// run plans; `None` (empty in the CSV, as the predicted rates) where that half holds
+    /// fewer than 3 epochs or a loss that is not positive and finite, or where the run
+    /// diverged before its end.
     pub measured_rate: Option<f64>,
     pub predicted_rate_empirical: Option<f64>,
     pub predicted_rate_theory: Option<f64>,
@@ -71,7 +100,18 @@ pub struct ConvergenceRow {
 /// non-positive `y`.
 pub fn middle_rate(points: &[(f64, f64)]) -> Option<f64> {
     let last = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    window_rate(points, last)
+}
+
+/// [`middle_rate`] over the middle half of `0 .. last` (`last`: the epochs training plans),
+/// `None` where the points stop before that half's end (a run that diverged there: the
+/// slope of the part it reached is not the half's).
+pub fn window_rate(points: &[(f64, f64)], last: f64) -> Option<f64> {
     let (lo, hi) = (last / 4.0, 3.0 * last / 4.0);
+    let reached = points.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    if reached < hi {
+        return None;
+    }
     let mid: Vec<(f64, f64)> = points
         .iter()
         .filter(|p| p.0 >= lo && p.0 <= hi)
@@ -107,24 +147,45 @@ fn spectrum<'a>(rows: &'a [SpectrumRow], kernel: &str) -> Option<&'a SpectrumRow
     rows.iter().find(|r| r.kernel == kernel)
 }
 
-/// The rows of the runs that carry a prediction, in the runs' order.
+/// The runs that carry a prediction but have not ended (running, interrupted or failed):
+/// left out of [`rows`] and the figure, which the collect says.
+pub fn unrated<R: PredictedRun>(runs: &[R]) -> impl Iterator<Item = &R> {
+    runs.iter()
+        .filter(|r| !r.predicted().is_empty() && Ended::of(*r).is_none())
+}
+
+/// The rows of the runs that carry a prediction and have ended ([`Ended`]), in the runs'
+/// order.
 pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
     runs.iter()
         .filter(|r| !r.predicted().is_empty() && !r.epochs().is_empty())
-        .map(|r| {
+        .filter_map(|r| Some((r, Ended::of(r)?)))
+        .map(|(r, status)| {
             let measured: Vec<(f64, f64)> = r
                 .epochs()
                 .iter()
                 .map(|m| (m.epoch as f64, m.train_loss))
                 .collect();
-            let predicted = |kernel: &str| -> Option<Vec<(f64, f64)>> {
+            // The epochs training plans: the predicted curve's (written for every planned
+            // epoch before the first step); a finished run measured each of them.
+            let planned = r
+                .predicted()
+                .iter()
+                .map(|p| p.epoch as f64)
+                .chain(measured.last().map(|m| m.0))
+                .fold(0.0, f64::max);
+            // A predicted curve over the planned epochs (its rate), and over those measured
+            // (its deviation from the measured one and its last loss).
+            let full = |kernel: &str| -> Option<Vec<(f64, f64)>> {
                 let rows = of_kernel(r.predicted(), kernel);
                 (!rows.is_empty()).then(|| {
                     rows.iter()
-                        .take(measured.len())
                         .map(|p| (p.epoch as f64, p.train_loss))
                         .collect()
                 })
+            };
+            let predicted = |kernel: &str| -> Option<Vec<(f64, f64)>> {
+                full(kernel).map(|c| c.into_iter().take(measured.len()).collect())
             };
             let deviation = |curve: &Option<Vec<(f64, f64)>>| {
                 curve.as_ref().map(|c| {
@@ -155,12 +216,13 @@ pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
                 normalization: normalization.to_string(),
                 lr: r.lr(),
                 seed: r.seed(),
+                status,
                 epochs: r.epochs().len(),
                 kappa,
                 inverse_kappa: kappa.map(|k| 1.0 / k),
-                measured_rate: middle_rate(&measured),
-                predicted_rate_empirical: emp.as_deref().and_then(middle_rate),
-                predicted_rate_theory: theory.as_deref().and_then(middle_rate),
+                measured_rate: window_rate(&measured, planned),
+                predicted_rate_empirical: full("empirical").as_deref().and_then(middle_rate),
+                predicted_rate_theory: full("theory").as_deref().and_then(middle_rate),
                 asymptotic_rate_empirical: s_emp.and_then(|s| s.asymptotic_rate),
                 asymptotic_rate_theory: s_theory.and_then(|s| s.asymptotic_rate),
                 singular_empirical: s_emp.map(|s| s.singular),
@@ -265,6 +327,9 @@ const MEASURES: [Measure; 4] = [
 /// such an empty value is not counted among the values left out).
 const LATE: usize = 3;
 
+/// `MEASURES`' measured rate.
+const MEASURED: usize = 0;
+
 /// The runs drawn in one colour: a family (activation, normalization), and one lr of it
 /// where the family has an lr axis ([`rate_groups`]); `lr` is `None` where the family's
 /// seeds pool at each depth whatever lr each ran (one lr for all, or each seed its own, as
@@ -353,6 +418,8 @@ pub enum NotDrawn {
     Negative,
     /// A rate that is not finite.
     NotFinite,
+    /// No measured rate: the run diverged before the window's end.
+    Diverged,
 }
 
 impl NotDrawn {
@@ -378,6 +445,9 @@ impl NotDrawn {
                 "rate < 0 (the loss grows, as the predicted\none does above the lr stability limit),\nnot drawn:"
             }
             NotDrawn::NotFinite => "rate not finite, not drawn:",
+            NotDrawn::Diverged => {
+                "no measured rate (diverged before the\nmiddle half's end), not drawn:"
+            }
         }
     }
 }
@@ -438,6 +508,9 @@ fn point(at: &[&ConvergenceRow], m: usize) -> (Option<RatePoint>, BTreeMap<NotDr
             Ok(v) => drawn.push(v),
             // A singular kernel has no late rate: the note's singular line says so.
             Err(NotDrawn::Missing) if m == LATE && r.kappa.is_none() => {}
+            Err(NotDrawn::Missing) if m == MEASURED && r.status == Ended::Diverged => {
+                *left.entry(NotDrawn::Diverged).or_insert(0) += 1
+            }
             Err(why) => *left.entry(why).or_insert(0) += 1,
         }
     }
@@ -614,6 +687,7 @@ fn note(rows: &[ConvergenceRow], plan: &RatePlan) -> String {
         NotDrawn::Zero,
         NotDrawn::Negative,
         NotDrawn::NotFinite,
+        NotDrawn::Diverged,
     ] {
         let lines = left_out_lines(&plan.left_out, why);
         if !lines.is_empty() {
@@ -741,6 +815,7 @@ mod tests {
             normalization: "none".into(),
             lr: 1.0,
             seed: 1,
+            status: Ended::Finished,
             epochs: 1,
             kappa: None,
             singular_empirical: Some(true),
@@ -787,6 +862,7 @@ mod tests {
             normalization: "none".into(),
             lr,
             seed,
+            status: Ended::Finished,
             epochs: 200,
             kappa: Some(10.0),
             singular_empirical: Some(false),
@@ -992,6 +1068,138 @@ mod tests {
         assert_eq!(
             f.note.unwrap(),
             "rate: least-squares slope of −ln L\nover the middle half of training\npoints: mean over seeds;\nbars: their min to max\nno late rate drawn where the kernel\nis singular (λ_min ≤ 0 in f64): linear"
+        );
+    }
+
+    /// A run of [`rows`]: `reached` of its 40 planned epochs trained (loss `e^{-0.05 e}`,
+    /// predicted `e^{-0.04 e}` over all 40), finished, diverged or neither.
+    struct Trained {
+        metrics: Vec<crate::metrics::EpochMetrics>,
+        predicted: Vec<PredictedRow>,
+        seed: u64,
+        ended: Option<Ended>,
+    }
+
+    fn trained(seed: u64, reached: usize, ended: Option<Ended>) -> Trained {
+        let metrics = (1..=reached)
+            .map(|epoch| crate::metrics::EpochMetrics {
+                epoch,
+                iteration: epoch,
+                train_loss: (-0.05 * epoch as f64).exp(),
+                train_accuracy: 0.5,
+                test_loss: None,
+                test_accuracy: None,
+                lr: 0.1,
+                seconds: 1.0,
+                samples_per_second: 1.0,
+            })
+            .collect();
+        let predicted = (1..=40)
+            .map(|epoch| PredictedRow {
+                epoch,
+                iteration: epoch,
+                kernel: "empirical".into(),
+                train_loss: (-0.04 * epoch as f64).exp(),
+                test_loss: None,
+                test_accuracy: None,
+            })
+            .collect();
+        Trained {
+            metrics,
+            predicted,
+            seed,
+            ended,
+        }
+    }
+
+    impl SeedRun for Trained {
+        fn configuration(&self) -> (usize, &str, &str) {
+            (3, "relu", "none")
+        }
+        fn lr(&self) -> f64 {
+            0.1
+        }
+        fn seed(&self) -> u64 {
+            self.seed
+        }
+        fn finished(&self) -> bool {
+            self.ended == Some(Ended::Finished)
+        }
+        fn diverged(&self) -> bool {
+            self.ended == Some(Ended::Diverged)
+        }
+        fn epochs(&self) -> &[crate::metrics::EpochMetrics] {
+            &self.metrics
+        }
+    }
+
+    impl PredictedRun for Trained {
+        fn id(&self) -> &str {
+            "run"
+        }
+        fn predicted(&self) -> &[PredictedRow] {
+            &self.predicted
+        }
+        fn predicted_spectrum(&self) -> &[SpectrumRow] {
+            &[]
+        }
+    }
+
+    /// The hundred-and-fifty-second hostile round, second review, D1: an interrupted run
+    /// was rated over the epochs it reached (its "middle half" epochs 11..34 of 150) and
+    /// pooled with the finished seeds. A run that has not ended is left out (and named by
+    /// [`unrated`]); one that diverged before the middle half's end has no measured rate,
+    /// said in the note; one that diverged after it keeps the half's rate.
+    #[test]
+    fn only_runs_that_have_ended_are_rated_over_the_half_they_plan() {
+        let runs = [
+            trained(1, 40, Some(Ended::Finished)),
+            trained(2, 12, None),
+            trained(3, 25, Some(Ended::Diverged)),
+            trained(4, 30, Some(Ended::Diverged)),
+        ];
+        let unrated: Vec<u64> = unrated(&runs).map(|r| r.seed).collect();
+        assert_eq!(unrated, [2]);
+        let rows = rows(&runs);
+        let seeds: Vec<(u64, Ended)> = rows.iter().map(|r| (r.seed, r.status)).collect();
+        assert_eq!(
+            seeds,
+            [
+                (1, Ended::Finished),
+                (3, Ended::Diverged),
+                (4, Ended::Diverged)
+            ]
+        );
+        let close = |v: Option<f64>, want: f64| v.is_some_and(|v| (v - want).abs() < 1e-12);
+        // Epochs 10..30 of 40: seed 3 stopped at 25, seed 4 reached 30.
+        assert!(close(rows[0].measured_rate, 0.05), "{:?}", rows[0]);
+        assert_eq!(rows[1].measured_rate, None);
+        assert!(close(rows[2].measured_rate, 0.05), "{:?}", rows[2]);
+        // The predicted rate is over the 40 planned epochs for each; the deviation and the
+        // last predicted loss over the epochs measured.
+        for r in &rows {
+            assert!(close(r.predicted_rate_empirical, 0.04), "{r:?}");
+            let e = r.epochs as f64;
+            assert!(close(r.max_log_deviation_empirical, 0.01 * e), "{r:?}");
+            assert!(close(
+                r.predicted_final_train_loss_empirical,
+                (-0.04 * e).exp()
+            ));
+        }
+        let csv_text = {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.serialize(&rows[1]).unwrap();
+            String::from_utf8(w.into_inner().unwrap()).unwrap()
+        };
+        assert!(csv_text.contains(",status,epochs,"), "{csv_text}");
+        assert!(csv_text.contains(",3,diverged,25,"), "{csv_text}");
+        let note = figure(&rows, (None, None)).unwrap().note.unwrap();
+        assert!(
+            note.contains(
+                "no measured rate (diverged before the\nmiddle half's end), not drawn:\n\
+                 ReLU, depth 3: measured (1 of 3 runs)"
+            ),
+            "{note}"
         );
     }
 }

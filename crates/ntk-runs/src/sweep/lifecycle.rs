@@ -141,9 +141,6 @@ fn refused<S: Sweep>(
         for line in sweep.foreseen(points, &planned) {
             println!("{line}");
         }
-        if let Some(beyond) = super::beyond_points(sweep, points) {
-            println!("beyond: {beyond}");
-        }
         // What would make the points, where the run gets so far: a run refused for stale
         // points makes none, and "no run to train" before that refusal read as if all were
         // done (ninety-sixth hostile round, N5).
@@ -182,9 +179,14 @@ fn refused<S: Sweep>(
         },
     };
     sweep.refuse(points, &planned, &recompute)?;
-    // The run says, once nothing refuses it, what its collect will take in beside its points.
-    if !print && let Some(beyond) = super::beyond_points(sweep, points) {
-        eprintln!("note: {beyond}");
+    // The run says, once nothing refuses it, what its collect will take in beside its
+    // points, and so does its dry run: before the refusals it said a collect would take in
+    // a run the sweep then refused (hundred-and-fifty-second hostile round, D3).
+    if let Some(beyond) = super::beyond_points(sweep, points) {
+        match print {
+            true => println!("beyond: {beyond}"),
+            false => eprintln!("note: {beyond}"),
+        }
     }
     if let Some((index, why)) = fails.first() {
         let label = sweep.label(&points[*index]);

@@ -24,6 +24,7 @@ pub(crate) fn plot_cmd(
         ntk_train::report::plan_figures(dir, (&runs, &best), log, args.style.title.as_deref());
     // The convergence figure where a run predicts, as `collect` draws it.
     let convergence = ntk_train::convergence::rows(&runs);
+    ntk_train::report::say_unrated(dir, &runs, "convergence_rate.*");
     figures.extend(ntk_train::report::convergence_figure(
         &runs,
         &convergence,

@@ -431,6 +431,26 @@ pub fn unended(run: &RunRecord) -> String {
     )
 }
 
+/// Says each run of `runs` that carries a prediction but has not ended, left out of
+/// `what` (`convergence.csv` and `convergence_rate.*`, or the figure alone) as best.csv
+/// leaves it out: its rate would be over the epochs it reached, not the middle half of its
+/// training (hundred-and-fifty-second hostile round, second review, D1).
+pub fn say_unrated(out: &Path, runs: &[RunRecord], what: &str) {
+    for run in crate::convergence::unrated(runs) {
+        let who = if run.id.is_empty() {
+            "the run".to_string()
+        } else {
+            run.id.clone()
+        };
+        eprintln!(
+            "warning: {}: {who} is not in {what}: it has not ended ({}), and a rate is over \
+             the middle half of the training it plans",
+            out.display(),
+            unended(run)
+        );
+    }
+}
+
 /// Writes the figures of [`plan_figures`] into `out` (the sweep's directory, or `plot
 /// --out`) in `layout`; says what it drew ([`ntk_plot::Drawn::files`]: the files written,
 /// each figure's caption among them where written). A

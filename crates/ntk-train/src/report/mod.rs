@@ -27,7 +27,7 @@ mod runs;
 mod selection;
 
 use figures::data_title;
-pub use figures::{plan_figures, save_figures, unended};
+pub use figures::{plan_figures, save_figures, say_unrated, unended};
 pub use runs::{PlannedRun, RunRecord, read_run, read_runs, read_runs_except};
 pub(crate) use runs::{check_tables, config_edited, misnamed};
 pub use selection::{
@@ -250,6 +250,7 @@ pub fn collect_as(
     let compare = seeds::compare(&runs, &chosen, threshold);
     let mut figures = plan_figures(out, (&runs, &best), log_y, title);
     let convergence = crate::convergence::rows(&runs);
+    say_unrated(out, &runs, "convergence.csv or convergence_rate.*");
     figures.extend(convergence_figure(&runs, &convergence, title));
     // Exactly the places this collect writes, before it writes the first; then the write
     // leftovers of a collect killed while it wrote (a dead writer's
@@ -373,8 +374,8 @@ fn stale_why_as(name: &str, names: &ReportNames, waiting: bool) -> Option<String
                          for runs its choice reads (the warnings above), so these show a \
                          choice not made now"
             .to_string(),
-        (true, false) => format!("{}, so these show runs that are gone", not_drawn_why(name)),
-        (false, _) => not_drawn_why(name).to_string(),
+        // The convergence table and figure: of runs that have ended, whatever waits.
+        _ => not_drawn_why(name).to_string(),
     })
 }
 
@@ -382,7 +383,7 @@ fn stale_why_as(name: &str, names: &ReportNames, waiting: bool) -> Option<String
 fn not_drawn_why(name: &str) -> &'static str {
     let is = |stem: &str| ntk_plot::is_figure_file(name, stem);
     if name == "convergence.csv" || is("convergence_rate") {
-        "no run here carries a prediction now"
+        "no run here that has ended carries a prediction now"
     } else if is("ntk_kappa") || is("ntk_angle") {
         "no run here has an NTK measurement ([ntk]) to draw now"
     } else if is("test_accuracy") {

@@ -5359,7 +5359,7 @@ fn seventy_third_review() {
     assert_ok("collect without a prediction", &o);
     assert!(
         String::from_utf8_lossy(&o.stderr)
-            .contains("convergence.csv: no run here carries a prediction now"),
+            .contains("convergence.csv: no run here that has ended carries a prediction now"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -5918,7 +5918,7 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
             "test_accuracy.pdf",
             "no run here has a test accuracy (train.test_n) to draw now",
             "convergence.csv",
-            "no run here carries a prediction now",
+            "no run here that has ended carries a prediction now",
             fate,
         ] {
             assert!(err.contains(words), "{words}: {err}");
@@ -5934,7 +5934,7 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
         "no run here has an NTK measurement ([ntk]) to draw now",
         "test_accuracy.pdf",
         "done: convergence.csv, ",
-        "no run here carries a prediction now",
+        "no run here that has ended carries a prediction now",
         "the collect that ends the run or sweep would remove them",
     ] {
         assert!(plan.contains(words), "{words}: {plan}");
@@ -8631,5 +8631,140 @@ fn a_run_moved_aside_or_overwritten_is_never_called_a_copy_to_remove() {
         text.contains("config.toml: differs from the config its run recorded")
             && !text.contains("made by a different config"),
         "{text}"
+    );
+}
+
+/// The hundred-and-fifty-second hostile round, second review, D1: `convergence.csv` and
+/// `convergence_rate.*` rated an interrupted run over the epochs it had reached and pooled
+/// it with the finished seeds, unsaid, where best.csv left it out. A run that has not ended
+/// is left out of both, named by collect and plot; the rows say how each run ended.
+#[test]
+fn hundred_and_fifty_second_review_b() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let predicted = predicting().replace("epochs = 2", "epochs = 8");
+    let sweep = write(
+        d,
+        "sweep.toml",
+        &format!(
+            "{predicted}\n[sweep]\ndepths = [1]\nlrs = [0.1]\nseeds = [1, 2]\n\
+             families = [{{ activation = \"erf\" }}]\n"
+        ),
+    );
+    let out = d.join("sweep");
+    let mut sweep_args: Vec<OsString> = vec!["sweep".into()];
+    sweep_args.extend(args(&sweep, &out, &[]));
+    assert_ok("the sweep", &self::run(&sweep_args));
+    let table = |dir: &Path| std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
+    let text = table(&out);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains(",seed,status,epochs,"),
+        "{text}"
+    );
+    assert!(
+        text.lines().skip(1).all(|l| l.contains(",finished,8,")),
+        "{text}"
+    );
+    // Seed 2 interrupted (its summary gone, its checkpoint kept).
+    let runs = sweep_runs(&out);
+    let id = runs[1].file_name().unwrap().to_string_lossy().to_string();
+    assert!(id.ends_with("seed2"), "{id}");
+    std::fs::remove_file(runs[1].join("summary.json")).unwrap();
+    let said = String::from_utf8_lossy(&collect(&out).stderr).to_string();
+    assert!(
+        said.contains(&format!(
+            "{id} is not in convergence.csv or convergence_rate.*: it has not ended \
+             (interrupted, 8 epochs finished)"
+        )),
+        "{said}"
+    );
+    let text = table(&out);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("seed1,") && !text.contains("seed2"), "{text}");
+    let figures = d.join("figures");
+    let plotted = self::run(&[
+        "plot".into(),
+        out.clone().into_os_string(),
+        "--out".into(),
+        figures.clone().into_os_string(),
+    ]);
+    let said = String::from_utf8_lossy(&plotted.stderr).to_string();
+    assert!(
+        said.contains(&format!("{id} is not in convergence_rate.*")),
+        "{said}"
+    );
+    // One run's own directory, interrupted: its table of the finished run is removed, said.
+    let one = write(d, "one.toml", &predicted);
+    let single = d.join("single");
+    assert_ok("the run", &self::run(&args(&one, &single, &[])));
+    assert!(single.join("convergence.csv").is_file());
+    std::fs::remove_file(single.join("summary.json")).unwrap();
+    let said = String::from_utf8_lossy(&collect(&single).stderr).to_string();
+    assert!(
+        said.contains("the run is not in convergence.csv or convergence_rate.*")
+            && said.contains("no run here that has ended carries a prediction now"),
+        "{said}"
+    );
+    assert!(!single.join("convergence.csv").exists());
+}
+
+/// The hundred-and-fifty-second hostile round, D3: another config's run of a point and
+/// seed, under a name of the user's: the dry run's `beyond:` line said the sweep's closing
+/// collect takes it in, where the sweep (and the dry run, a line later) refuses it. The
+/// line is said once nothing refuses the sweep, as the run says its note.
+#[test]
+fn the_beyond_line_is_said_only_of_a_sweep_not_refused() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "sweep");
+    let longer = write(
+        d,
+        "longer.toml",
+        &format!("{TINY}{SWEEP}").replace("epochs = 2", "epochs = 3"),
+    );
+    let other = d.join("other");
+    let mut a: Vec<OsString> = vec!["sweep".into()];
+    a.extend(args(&longer, &other, &[]));
+    assert_ok("the longer sweep", &self::run(&a));
+    crate::committed::copy_dir(&sweep_runs(&other)[0], &out.join("runs").join("mine"));
+    let mut dry: Vec<OsString> = vec!["sweep".into()];
+    dry.extend(args(&sweep, &out, &["--dry-run"]));
+    let o = self::run(&dry);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("records this point and seed already") && !stdout.contains("beyond:"),
+        "{stdout}{stderr}"
+    );
+    // A result of no point the sweep does not refuse: still said, by the dry run and the run.
+    std::fs::remove_dir_all(out.join("runs").join("mine")).unwrap();
+    let third = write(
+        d,
+        "third.toml",
+        &format!("{TINY}{SWEEP}").replace("depths = [1, 2]", "depths = [1, 2, 3]"),
+    );
+    let wider = d.join("wider");
+    let mut a: Vec<OsString> = vec!["sweep".into()];
+    a.extend(args(&third, &wider, &[]));
+    assert_ok("the deeper sweep", &self::run(&a));
+    let o = self::run(&{
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(&sweep, &wider, &["--dry-run"]));
+        v
+    });
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("beyond: ") && stdout.contains("1 result(s)"),
+        "{stdout}"
     );
 }
