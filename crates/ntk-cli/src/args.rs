@@ -95,7 +95,8 @@ pub struct RunFlags {
     #[arg(long)]
     pub resume: bool,
     /// Compute again the results whose recorded config fingerprint differs from this config
-    /// (their old files are replaced); without it such results are an error naming the keys.
+    /// (their old files are replaced, and the report files that show them removed before
+    /// the first step); without it such results are an error naming the keys.
     #[arg(long)]
     pub recompute: bool,
     /// The memory the work may plan for (e.g. 64G; default: the smallest of the available

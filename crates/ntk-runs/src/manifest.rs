@@ -170,6 +170,20 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
     }
 }
 
+/// Whether the run or point directories `a` and `b` hold the same `summary.json`, byte for
+/// byte (each a regular file of at most 1 MiB, links not followed): the one is a copy of the
+/// other, not a renamed run (hundred-and-fiftieth hostile round, second review, N1).
+pub fn same_summary(a: &Path, b: &Path) -> bool {
+    let summary = |d: &Path| {
+        let path = d.join("summary.json");
+        std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
+            .then(|| std::fs::read(&path).ok())
+            .flatten()
+    };
+    summary(a).is_some_and(|ours| summary(b).is_some_and(|theirs| ours == theirs))
+}
+
 /// Whether `error`, one of [`verify`]'s, is about the record at `summary` itself (it records
 /// no files, or a name not of its set), not about a file it records.
 pub fn names_the_record(error: &str, summary: &Path) -> bool {

@@ -658,6 +658,39 @@ pub fn parse_pointer(text: &str, path: &Path) -> crate::Result<Pointer> {
     Ok(pointer)
 }
 
+/// Whether the table `name` in the run directory `run` is the run's by its checkpoint (an
+/// interrupted run has no summary to record it): a prediction file as the pointer's
+/// `run_files` records it, `ntk.csv` or `representations.csv` beginning with the
+/// checkpoint's copy of it, which holds a row (a run that tracks neither checkpoints empty
+/// or no copies). So a table of an interrupted run of a config with the table is the run's,
+/// and the run another config's to `--recompute` (hundred-and-fifty-third hostile round, D1:
+/// its own predicted.csv was refused as not the run's, `--recompute` included).
+pub(crate) fn records_table(run: &Path, name: &str) -> bool {
+    let path = pointer_path(run);
+    let Some(pointer) = ntk_files::io::read_to_string(&path)
+        .ok()
+        .and_then(|text| parse_pointer(&text, &path).ok())
+    else {
+        return false;
+    };
+    let table = run.join(name);
+    if PREDICTION_FILES.contains(&name) {
+        return pointer
+            .run_files
+            .as_ref()
+            .and_then(|f| f.get(name))
+            .is_some_and(|sha| file_sha256(&table).is_ok_and(|s| s == *sha));
+    }
+    let Some(sha) = pointer.files.get(name) else {
+        return false;
+    };
+    let copy = match ntk_files::io::read(run.join(&pointer.dir).join(name)) {
+        Ok(bytes) if !bytes.is_empty() && provenance::sha256_hex(&bytes) == *sha => bytes,
+        _ => return false,
+    };
+    ntk_files::io::read(&table).is_ok_and(|bytes| bytes.starts_with(&copy))
+}
+
 /// The current checkpoint of `run`, if any, verified: the pointer's own checksum, its
 /// `dir`, every file's SHA-256, and the epoch and iteration against the metrics table.
 pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {

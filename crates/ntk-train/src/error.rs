@@ -187,8 +187,9 @@ pub enum Error {
     /// already ([`crate::joins`]): the sweep's collect would count it twice.
     #[error(
         "{}: {} records this point and seed already (the same {}): the sweep's \
-         tables merge every run under runs/, and would count it twice, as two seeds; train \
-         it elsewhere, or remove {} first",
+         tables merge every run under runs/, and would count it twice, as two seeds; move \
+         {} out of runs/ first (its results stay as they are), or write this sweep or run \
+         elsewhere",
         .new.shown(),
         .there.shown(),
         crate::config::AXES.join(", "),

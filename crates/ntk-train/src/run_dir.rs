@@ -310,7 +310,8 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
 /// its first checkpoint reached `sweep.csv`; D2: one beside a run without `[ntk]` was
 /// emptied by `--resume`, then refused after the run trained). A table the run directory's
 /// own `summary.json` records, as it records it, is the finished run's (of a config with
-/// the table): not refused here, so that the run is one of another config, which
+/// the table), and one its checkpoint records the interrupted run's
+/// ([`checkpoint::records_table`]): not refused here, so that the run is one of another config, which
 /// `--recompute` trains again (eighty-second hostile round, D9: it was refused as not the
 /// run's, `--recompute` included).
 pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::Result<()> {
@@ -322,6 +323,7 @@ pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::R
             .flatten()
             .and_then(|s| s.files)
             .is_some_and(|f| ntk_runs::manifest::holds_as_recorded(dir, name, &f))
+            || checkpoint::records_table(dir, name)
     };
     let tables = [
         ("ntk.csv", "[ntk]", cfg.ntk.is_some()),

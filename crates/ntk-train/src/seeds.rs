@@ -172,6 +172,42 @@ pub struct CompareRow {
     pub seeds_for_margin: Option<usize>,
 }
 
+/// The columns of `compare.csv`, in order: its header where it has no row.
+pub const COMPARE_COLUMNS: [&str; 32] = [
+    "basis",
+    "measure",
+    "depth_a",
+    "activation_a",
+    "normalization_a",
+    "lr_a",
+    "seeds_a",
+    "diverged_a",
+    "mean_a",
+    "depth_b",
+    "activation_b",
+    "normalization_b",
+    "lr_b",
+    "seeds_b",
+    "diverged_b",
+    "mean_b",
+    "difference",
+    "standard_error",
+    "t",
+    "df",
+    "p",
+    "verdict",
+    "test",
+    "p_test",
+    "ci_low",
+    "ci_high",
+    "margin",
+    "p_tost",
+    "p_holm",
+    "p_tost_holm",
+    "verdict_holm",
+    "seeds_for_margin",
+];
+
 /// The seeds of one configuration at one lr: every run finished.
 struct Group<'a, R> {
     depth: usize,

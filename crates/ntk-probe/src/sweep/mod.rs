@@ -1163,6 +1163,12 @@ fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
     let Some(mut s) = read_summary(path)? else {
         return Ok(None);
     };
+    // A set inside another set's directory, at any depth below it up to runs/, is refused,
+    // as ntk-train's collect refuses a run inside another's (hundred-and-fifty-second
+    // hostile round, N5: results.csv counted a depth with a nested copy as two seeds).
+    if let Some(why) = named::nested(path) {
+        return Err(Error::NotItsPoint(why));
+    }
     // The point its directory names, before the files beside it are held to it: a summary
     // copied from another point is named, not the intact files (hundred-and-forty-eighth
     // hostile round, D2).

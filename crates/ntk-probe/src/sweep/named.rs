@@ -20,6 +20,25 @@ use crate::run::Summary;
 const NAMING: &str = "a sweep names each point's directory by its setting, activation, depth, \
                       seed and protocol";
 
+/// Why the set of the summary at `path` is not read: it lies inside another set's
+/// directory (one holding a `summary.json`), at any depth below it up to `runs/`; `None`
+/// where it does not.
+pub(crate) fn nested(path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    let outer = dir
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.file_name().is_some_and(|n| n != "runs"))
+        .find(|a| std::fs::symlink_metadata(a.join("summary.json")).is_ok())?;
+    Some(format!(
+        "{}: a point's set inside the set directory {}: each point has a directory of its \
+         own, so neither is read as it is; move it out (to the place its summary.json \
+         records, or out of runs/)",
+        dir.display(),
+        outer.display()
+    ))
+}
+
 /// Why the summary `s` at `path` is not its directory's: each level of the path that names
 /// the point otherwise than `s` records it, and which of the two causes the files beside it
 /// show. `None` where they agree, or where the path is not of a point's form.
@@ -168,16 +187,9 @@ fn move_back(s: &Summary, named: &NamedPoint, dir: &Path) -> String {
         .join(format!("depth{:02}", s.depth))
         .join(format!("seed{}", s.seed))
         .join(s.protocol.name());
-    let summary = |d: &Path| {
-        let path = d.join("summary.json");
-        std::fs::symlink_metadata(&path)
-            .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
-            .then(|| std::fs::read(&path).ok())
-            .flatten()
-    };
     // The same set at its place: this one is a copy, not a renamed point (hundred-and-
     // fiftieth hostile round, second review, N1: the intact original was to be moved aside).
-    if summary(dir).is_some_and(|ours| summary(&to).is_some_and(|theirs| ours == theirs)) {
+    if ntk_runs::manifest::same_summary(dir, &to) {
         return format!(
             "it is a copy of {} (the same summary.json): remove this copy, or {}",
             to.display(),

@@ -1766,7 +1766,8 @@ fn collect_names_what_it_leaves_out() {
     collect.extend(["--config".into(), cfg.clone().into()]);
     let said = String::from_utf8_lossy(&run(&collect).stderr).into_owned();
     assert!(
-        said.contains("1 of the config's 2 points has no result") && said.contains("depth   2"),
+        said.contains("1 of the config's 2 points has no finished result")
+            && said.contains("depth   2"),
         "{said}"
     );
 }
@@ -5952,16 +5953,22 @@ fn eighty_fourth_review_stale_figures_and_blocked_points() {
     let o = run(&sweep_args(&whole, &out, &["--recompute", "--dry-run"]));
     assert_ok("the dry run", &o);
     let said = String::from_utf8_lossy(&o.stdout);
+    // Results made again: the report files of those they replace are retired before the
+    // first step (the hundred-and-fifty-third hostile round, second review, D1), said once.
     assert!(
         said.contains("kappa_vs_depth_blocks.pdf, kappa_vs_depth_blocks.png")
-            && said.contains("no point here is of the blocks protocol now")
-            && said.contains("would remove them"),
+            && said.contains("the run would remove them before its first step")
+            && !said.contains("the collect that ends the run or sweep would remove them"),
         "{said}"
     );
     assert!(blocks_png.is_file(), "a dry run removes nothing");
     let o = run(&sweep_args(&whole, &out, &["--recompute"]));
     assert_ok("the whole protocol alone", &o);
-    stale(&o, "removed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("kappa_vs_depth_blocks.png") && err.contains("removed before the first step"),
+        "{err}"
+    );
     for ext in ["png", "svg", "pdf"] {
         assert!(
             !out.join(format!("kappa_vs_depth_blocks.{ext}")).exists(),
@@ -9394,4 +9401,42 @@ fn a_set_renamed_within_its_point_is_said_where_it_belongs() {
         );
     }
     assert!(!whole.exists(), "the run computed the point");
+}
+
+/// The hundred-and-fifty-second hostile round, N5: a set copied inside another set's
+/// directory (`whole/whole/`, `whole/keep/seed1/whole/`) was taken by plain `collect`, whose
+/// results.csv counted the depth with two seeds; ntk-train's collect refuses a run inside
+/// another's. Refused now, naming both, by collect and the plans alike.
+#[test]
+fn a_set_inside_another_sets_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", TINY_SWEEP);
+    for (name, inside) in [("direct", "whole"), ("deeper", "keep/seed1/whole")] {
+        let out = d.join(name);
+        assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+        let whole = out.join("runs/relu/depth01/seed1/whole");
+        let copy = d.join(format!("{name}-copy"));
+        let o = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&whole)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(o.success());
+        let nested = whole.join(inside);
+        std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+        std::fs::rename(&copy, &nested).unwrap();
+        let said = format!(
+            "{}: a point's set inside the set directory {}",
+            nested.display(),
+            whole.display()
+        );
+        assert_clean_error(&format!("{name}: collect"), &collect_out(&out), &[&said]);
+        assert_clean_error(
+            &format!("{name}: dry run"),
+            &run(&sweep_args(&cfg, &out, &["--dry-run"])),
+            &[&said],
+        );
+    }
 }

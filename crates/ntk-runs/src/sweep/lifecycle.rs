@@ -63,6 +63,13 @@ pub fn execute<S: Sweep>(
         sweep.tidy(&points[p.index]);
     }
     sweep.order(points, &mut planned);
+    // Results made again: the report files that show them go first (the closing collect
+    // writes them again), so that a run killed before it leaves none reading as these.
+    if planned.iter().any(|p| matches!(p.state, State::Stale(_)))
+        && let Some(retired) = super::reports::retire(sweep.out(), true)
+    {
+        eprintln!("note: {retired}");
+    }
     let mut outcome = make_all(sweep, points, &planned, reporter)?;
     // Decided at the end, not the start: shards run at once make theirs meanwhile, and the
     // last to end finds none left and collects (sixty-second hostile round, D1: each said
@@ -138,14 +145,24 @@ fn refused<S: Sweep>(
         }
         bar.finish_and_clear();
         print_plan(sweep, points, &planned, &fails, shard, recompute);
+        // Report files retired before the first step (results made again) are not there for
+        // the closing collect to speak of: said once, as the run says them.
+        let retired = (recompute && !stale_reasons(&planned).is_empty())
+            .then(|| super::reports::retire(sweep.out(), false))
+            .flatten();
         for line in sweep.foreseen(points, &planned) {
-            println!("{line}");
+            if retired.is_none() || !super::reports::is_foreseen_report(&line) {
+                println!("{line}");
+            }
         }
         // What would make the points, where the run gets so far: a run refused for stale
         // points makes none, and "no run to train" before that refusal read as if all were
         // done (ninety-sixth hostile round, N5).
         if recompute || stale_reasons(&planned).is_empty() {
             println!("{}", sweep.computes(&made));
+        }
+        if let Some(retired) = retired {
+            println!("{}{retired}", super::reports::FORESEEN);
         }
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile

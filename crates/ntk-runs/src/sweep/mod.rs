@@ -1210,8 +1210,14 @@ fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
         true => "the tables hold none",
         false => "the tables hold the others",
     };
+    // A partial one (an interrupted run) has a row that says it is unfinished, not a result
+    // (hundred-and-fifty-third hostile round, N3: "no result" of a run sweep.csv listed).
+    let partial = match missing.iter().any(|p| p.state == State::Partial) {
+        true => ", a partial one's row marked unfinished",
+        false => "",
+    };
     eprintln!(
-        "warning: {} of the config's {} points {have} no result; {others}:",
+        "warning: {} of the config's {} points {have} no finished result; {others}{partial}:",
         missing.len(),
         planned.len()
     );

@@ -107,6 +107,54 @@ pub fn record_reports(out: &Path, written: &dyn Fn(&str) -> bool) {
     }
 }
 
+/// How a dry run's line about report files begins ([`foresee_stale_reports`], [`retire`]).
+pub const FORESEEN: &str = "reports: ";
+
+/// Whether `line`, one a dry run prints, is about report files ([`FORESEEN`]).
+pub fn is_foreseen_report(line: &str) -> bool {
+    line.starts_with(FORESEEN)
+}
+
+/// The report files of `out` as an earlier collect or plot recorded writing them, which a
+/// run that makes results again (`--recompute`) retires before its first step: they show
+/// the results it replaces, and a run killed before its closing collect left them reading as
+/// the directory's (hundred-and-fifty-third hostile round, second review, D1: a killed
+/// `run --recompute` left sweep.csv and convergence.csv saying the replaced run had
+/// finished). Removed where `remove` and each is this user's as recorded (tables, figures
+/// and captions; not a `.json` cache of the config's, as ntk-probe's `theory.json`); the
+/// line that says so (`None` where there is none): the run's `note:`, or what a dry run
+/// foresees.
+pub fn retire(out: &Path, remove: bool) -> Option<String> {
+    let recorded = read(out).ok()?;
+    let mut names: Vec<&String> = recorded
+        .keys()
+        // A cache of the config's own (ntk-probe's `theory.json`) shows no result: kept.
+        .filter(|name| !name.ends_with(".json"))
+        .filter(|name| {
+            let path = out.join(name);
+            manifest::holds_as_recorded(out, name, &recorded)
+                && ntk_files::io::check_target(&path).is_ok()
+                && (!remove || std::fs::remove_file(&path).is_ok())
+        })
+        .collect();
+    names.sort();
+    let names: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "{}: {}: {}; the collect at the run's or sweep's end writes them again",
+            out.display(),
+            names.join(", "),
+            if remove {
+                "an earlier collect's or plot's files, as it wrote them, of results --recompute \
+                 replaces: removed before the first step"
+            } else {
+                "an earlier collect's or plot's files, as it wrote them, of results --recompute \
+                 replaces: the run would remove them before its first step"
+            }
+        )
+    })
+}
+
 /// What [`say_stale_reports`] does with a stale report file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fate {
@@ -390,7 +438,7 @@ pub fn foresee_stale_reports(
         .into_iter()
         .map(|((why, fate), group)| {
             format!(
-                "reports: {}: {}: {why}, so these would show {units} that are gone; {}: {}",
+                "{FORESEEN}{}: {}: {why}, so these would show {units} that are gone; {}: {}",
                 out.display(),
                 group.join(", "),
                 fate.what(),

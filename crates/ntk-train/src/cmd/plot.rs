@@ -48,9 +48,12 @@ pub(crate) fn plot_cmd(
             for ((depth, activation, normalization), why) in
                 ntk_train::report::left_out(&runs, &best)
             {
+                // The curves' figures: the convergence figure draws the runs that have
+                // ended, and names those it leaves out (hundred-and-fifty-third hostile
+                // round, D2: "not drawn" where convergence_rate.* drew it).
                 eprintln!(
-                    "warning: {}: depth {depth} {activation} {normalization} is not drawn: \
-                     {why}",
+                    "warning: {}: depth {depth} {activation} {normalization} is not drawn in \
+                     the figures of the curves (all but convergence_rate.*): {why}",
                     dir.display()
                 );
             }

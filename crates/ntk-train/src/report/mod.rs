@@ -124,6 +124,31 @@ pub struct BestRow {
     pub epochs_to_threshold_sd: Option<f64>,
 }
 
+/// The columns of `best.csv`, in order: its header where no configuration has a row yet.
+pub const BEST_COLUMNS: [&str; 21] = [
+    "depth",
+    "activation",
+    "normalization",
+    "lr",
+    "selection",
+    "selection_seed",
+    "selection_loss",
+    "at_grid_edge",
+    "seeds",
+    "seeds_diverged",
+    "final_train_loss",
+    "final_train_loss_sd",
+    "final_train_loss_se",
+    "final_test_accuracy",
+    "final_test_accuracy_sd",
+    "final_test_accuracy_se",
+    "epochs",
+    "lrs_diverged",
+    "loss_threshold",
+    "epochs_to_threshold",
+    "epochs_to_threshold_sd",
+];
+
 type Key = (usize, String, String);
 
 /// A curve's point: (epoch, mean over seeds, smallest seed's value, largest's).
@@ -264,8 +289,8 @@ pub fn collect_as(
     ntk_files::outset::clean_dir(out, None, &crate::files::is_report_file);
     let mut written = TABLES.map(|t| out.join(t)).to_vec();
     write_csv(&written[0], &rows)?;
-    write_csv(&written[1], &best)?;
-    write_csv(&written[2], &compare)?;
+    ntk_files::table::write_csv_headed(&written[1], &best, &BEST_COLUMNS)?;
+    ntk_files::table::write_csv_headed(&written[2], &compare, &seeds::COMPARE_COLUMNS)?;
     if !convergence.is_empty() {
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
@@ -293,7 +318,19 @@ pub fn convergence_figure(
     title: Option<&str>,
 ) -> Option<(&'static str, ntk_plot::Figure)> {
     let on = data_title(runs);
-    crate::convergence::figure(convergence, (on.as_deref(), title)).map(|f| ("convergence_rate", f))
+    let figure = crate::convergence::figure(convergence, (on.as_deref(), title));
+    // Rows with no rate a log axis draws: said, not left to a figure that is missing
+    // without a word (hundred-and-fifty-third hostile round, N4: every run diverged before
+    // the middle half's end).
+    if figure.is_none() && !convergence.is_empty() {
+        eprintln!(
+            "note: convergence_rate.* is not drawn: no rate of convergence.csv's {} run(s) is \
+             one a log axis draws (each is empty, 0, negative or not finite; the table says \
+             which)",
+            convergence.len()
+        );
+    }
+    figure.map(|f| ("convergence_rate", f))
 }
 
 /// Whether a collect or plot into `out` draws the loss on a log scale (`train_loss_log`):

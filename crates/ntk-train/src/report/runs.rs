@@ -380,14 +380,7 @@ fn check_named(
 /// over another's was to be moved back onto the intact original).
 fn move_back(dir: &Path, id: &str) -> String {
     let to = dir.with_file_name(id);
-    let summary = |d: &Path| {
-        let path = d.join("summary.json");
-        std::fs::symlink_metadata(&path)
-            .is_ok_and(|m| m.is_file() && m.len() <= 1 << 20)
-            .then(|| std::fs::read(&path).ok())
-            .flatten()
-    };
-    if summary(dir).is_some_and(|ours| summary(&to).is_some_and(|theirs| ours == theirs)) {
+    if ntk_runs::manifest::same_summary(dir, &to) {
         // A copy only where the tables beside the summary are the ones it records: else the
         // summary (and config.toml) were copied in over this run's own tables (hundred-and-
         // fifty-second hostile round, D2: "remove this copy" of a run whose tables were

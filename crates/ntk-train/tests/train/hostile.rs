@@ -4313,7 +4313,10 @@ fn plot_names_what_it_leaves_out_and_draws_a_run_as_it_stands() {
     assert_ok("plot of the sweep", &o);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("depth 1 relu none is not drawn: a run it needs has not ended"),
+        err.contains(
+            "depth 1 relu none is not drawn in the figures of the curves (all but \
+             convergence_rate.*): a run it needs has not ended"
+        ),
         "{err}"
     );
     let svg = std::fs::read_to_string(figs.join("train_loss.svg")).unwrap();
@@ -5929,23 +5932,39 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
     let o = run(&args(&cfg, &done, &dry));
     assert_ok("the dry run", &o);
     let plan = String::from_utf8_lossy(&o.stdout);
+    // Results made again: the run retires the report files of those it replaces before
+    // its first step (the hundred-and-fifty-third hostile round, second review, D1), so the
+    // dry run names them so, once.
     for words in [
-        "ntk_angle.pdf, ntk_angle.png, ntk_angle.svg, ntk_kappa.pdf",
-        "no run here has an NTK measurement ([ntk]) to draw now",
+        "reports: ",
+        "convergence.csv",
+        "ntk_angle.pdf",
+        "ntk_kappa.png",
         "test_accuracy.pdf",
-        "done: convergence.csv, ",
-        "no run here that has ended carries a prediction now",
-        "the collect that ends the run or sweep would remove them",
+        "the run would remove them before its first step",
     ] {
         assert!(plan.contains(words), "{words}: {plan}");
     }
+    assert!(
+        !plan.contains("the collect that ends the run or sweep would remove them"),
+        "{plan}"
+    );
     assert!(
         done.join("ntk_kappa.png").is_file(),
         "a dry run removes nothing"
     );
     let o = run(&args(&cfg, &done, &without));
     assert_ok("recomputed without them", &o);
-    said(&o, "removed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for words in [
+        "convergence.csv",
+        "ntk_angle.pdf",
+        "ntk_kappa.png",
+        "test_accuracy.pdf",
+        "removed before the first step",
+    ] {
+        assert!(err.contains(words), "{words}: {err}");
+    }
     for name in figures.iter().chain(&["convergence.csv", "ntk_angle.png"]) {
         assert!(!done.join(name).exists(), "{name}: removed");
     }
@@ -7994,7 +8013,7 @@ fn a_rate_is_not_chosen_past_a_run_that_has_not_ended() {
     };
     let said = with_config();
     assert!(
-        said.contains("1 of the config's 2 points has no result")
+        said.contains("1 of the config's 2 points has no finished result")
             && said.contains(
                 "depth 1 relu none is not in best.csv or compare.csv: a run the config plans \
                  for it has no result"
@@ -8745,6 +8764,11 @@ fn the_beyond_line_is_said_only_of_a_sweep_not_refused() {
         stderr.contains("records this point and seed already") && !stdout.contains("beyond:"),
         "{stdout}{stderr}"
     );
+    // N3: the remedy moves the other config's intact run out, never removes it.
+    assert!(
+        stderr.contains("mine out of runs/ first") && !stderr.contains("remove"),
+        "{stderr}"
+    );
     // A result of no point the sweep does not refuse: still said, by the dry run and the run.
     std::fs::remove_dir_all(out.join("runs").join("mine")).unwrap();
     let third = write(
@@ -8766,5 +8790,126 @@ fn the_beyond_line_is_said_only_of_a_sweep_not_refused() {
     assert!(
         stdout.contains("beyond: ") && stdout.contains("1 result(s)"),
         "{stdout}"
+    );
+}
+
+/// The hundred-and-fifty-third hostile round. D1: an interrupted run of a config with
+/// `[prediction]` (or `[ntk]`), under a config without it: its own predicted.csv (ntk.csv)
+/// was refused as "a table this run's config does not write", by the run, `--resume` and
+/// `--recompute` alike; now the run is another config's, which `--recompute` trains again.
+/// Second review, D1: a killed `--recompute` left the replaced run's sweep.csv and
+/// convergence.csv reading as the directory's: the report files an earlier collect wrote
+/// are retired before the first step, and the dry run says so.
+#[test]
+fn hundred_and_fifty_third_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let said = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let predicted = predicting();
+    let cfg = write(d, "p.toml", &predicted);
+    let without = predicted.replace(
+        "[prediction]\nkernels = [\"empirical\", \"theory\"]\n\n",
+        "",
+    );
+    assert!(!without.contains("[prediction]") && without.contains("[ntk]"));
+    let no_ntk = without.replace("[ntk]\nevery = 1\nn = 10\n", "");
+    assert!(!no_ntk.contains("[ntk]"));
+    for (name, text) in [("no-prediction", &without), ("no-ntk", &no_ntk)] {
+        let other = write(d, &format!("{name}.toml"), text);
+        let out = d.join(name);
+        assert_ok("the run", &self::run(&args(&cfg, &out, &[])));
+        std::fs::remove_file(out.join("summary.json")).unwrap();
+        for extra in [&["--resume"][..], &["--resume", "--dry-run"][..]] {
+            let o = self::run(&args(&other, &out, extra));
+            let text = said(&o);
+            assert_eq!(o.status.code(), Some(2), "{name} {extra:?}: {text}");
+            assert!(
+                text.contains("different config") && !text.contains("does not write"),
+                "{name} {extra:?}: {text}"
+            );
+        }
+        let dry = self::run(&args(&other, &out, &["--recompute", "--dry-run"]));
+        assert_ok(&format!("{name}: recompute dry run"), &dry);
+        assert_ok(
+            &format!("{name}: recompute"),
+            &self::run(&args(&other, &out, &["--recompute"])),
+        );
+        assert!(!out.join("predicted.csv").exists(), "{name}");
+        assert!(out.join("summary.json").is_file(), "{name}");
+    }
+    // Second review, D1: the finished run's report files are retired before the first step
+    // of its --recompute (the closing collect writes them again), foreseen by the dry run.
+    let out = d.join("retired");
+    assert_ok("the run", &self::run(&args(&cfg, &out, &[])));
+    assert!(out.join("convergence.csv").is_file() && out.join("sweep.csv").is_file());
+    let lower = write(d, "lower.toml", &predicted.replace("lr = 0.1", "lr = 0.05"));
+    let dry = self::run(&args(&lower, &out, &["--recompute", "--dry-run"]));
+    let stdout = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        stdout.contains("reports: ")
+            && stdout.contains("convergence.csv")
+            && stdout.contains("sweep.csv")
+            && stdout.contains("the run would remove them before its first step"),
+        "{stdout}"
+    );
+    let o = self::run(&args(&lower, &out, &["--recompute"]));
+    assert_ok("the recompute", &o);
+    let text = said(&o);
+    assert!(
+        text.contains("removed before the first step")
+            && text.contains("convergence.csv")
+            && text.contains("sweep.csv"),
+        "{text}"
+    );
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(table.contains(",0.05,"), "{table}");
+}
+
+/// The hundred-and-fifty-third hostile round, N2: with no configuration ended, best.csv and
+/// compare.csv were empty files, which pandas refuses (`EmptyDataError`): now their header
+/// alone, the same as the header over rows.
+#[test]
+fn an_empty_best_or_compare_table_keeps_its_header() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = swept(d, "sweep");
+    let header = |name: &str| {
+        std::fs::read_to_string(out.join(name))
+            .unwrap()
+            .lines()
+            .next()
+            .map(str::to_string)
+    };
+    let best = ntk_train::report::BEST_COLUMNS.join(",");
+    let compare = ntk_train::seeds::COMPARE_COLUMNS.join(",");
+    let lines = |name: &str| {
+        std::fs::read_to_string(out.join(name))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    assert!(lines("best.csv") > 1 && lines("compare.csv") > 1);
+    assert_eq!(header("best.csv").as_deref(), Some(best.as_str()));
+    assert_eq!(header("compare.csv").as_deref(), Some(compare.as_str()));
+    // Every run interrupted: no configuration has ended.
+    for run in sweep_runs(&out) {
+        std::fs::remove_file(run.join("summary.json")).unwrap();
+    }
+    assert_eq!(collect(&out).status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(out.join("best.csv")).unwrap(),
+        format!("{best}\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("compare.csv")).unwrap(),
+        format!("{compare}\n")
     );
 }
