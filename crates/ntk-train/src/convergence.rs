@@ -42,6 +42,9 @@ pub enum Ended {
     /// It stopped where its loss diverged: its measured rate is empty unless it reached
     /// the end of the middle half ([`window_rate`]).
     Diverged,
+    /// Running, interrupted or failed: never a row of `convergence.csv`; the figure's note
+    /// counts such a run among those of its point ([`unrated_rows`]).
+    NotEnded,
 }
 
 impl Ended {
@@ -154,89 +157,108 @@ pub fn unrated<R: PredictedRun>(runs: &[R]) -> impl Iterator<Item = &R> {
         .filter(|r| !r.predicted().is_empty() && Ended::of(*r).is_none())
 }
 
+/// The runs of [`unrated`] as rows with no rate ([`Ended::NotEnded`]), for the figure alone:
+/// its note names them among the runs of their point, which are then fewer than the seeds
+/// (hundred-and-fifty-third hostile round, N1: "mean over seeds" of 1 of 3, unsaid).
+pub fn unrated_rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
+    unrated(runs)
+        .map(|r| ConvergenceRow {
+            measured_rate: None,
+            predicted_rate_empirical: None,
+            predicted_rate_theory: None,
+            asymptotic_rate_empirical: None,
+            asymptotic_rate_theory: None,
+            ..row(r, Ended::NotEnded)
+        })
+        .collect()
+}
+
 /// The rows of the runs that carry a prediction and have ended ([`Ended`]), in the runs'
 /// order.
 pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
     runs.iter()
         .filter(|r| !r.predicted().is_empty() && !r.epochs().is_empty())
         .filter_map(|r| Some((r, Ended::of(r)?)))
-        .map(|(r, status)| {
-            let measured: Vec<(f64, f64)> = r
-                .epochs()
-                .iter()
-                .map(|m| (m.epoch as f64, m.train_loss))
-                .collect();
-            // The epochs training plans: the predicted curve's (written for every planned
-            // epoch before the first step); a finished run measured each of them.
-            let planned = r
-                .predicted()
-                .iter()
-                .map(|p| p.epoch as f64)
-                .chain(measured.last().map(|m| m.0))
-                .fold(0.0, f64::max);
-            // A predicted curve over the planned epochs (its rate), and over those measured
-            // (its deviation from the measured one and its last loss).
-            let full = |kernel: &str| -> Option<Vec<(f64, f64)>> {
-                let rows = of_kernel(r.predicted(), kernel);
-                (!rows.is_empty()).then(|| {
-                    rows.iter()
-                        .map(|p| (p.epoch as f64, p.train_loss))
-                        .collect()
-                })
-            };
-            let predicted = |kernel: &str| -> Option<Vec<(f64, f64)>> {
-                full(kernel).map(|c| c.into_iter().take(measured.len()).collect())
-            };
-            let deviation = |curve: &Option<Vec<(f64, f64)>>| {
-                curve.as_ref().map(|c| {
-                    c.iter()
-                        .zip(&measured)
-                        .map(|(p, m)| (m.1.ln() - p.1.ln()).abs())
-                        .fold(0.0, f64::max)
-                })
-            };
-            let (emp, theory) = (predicted("empirical"), predicted("theory"));
-            let last = |c: &Option<Vec<(f64, f64)>>| c.as_ref().and_then(|c| c.last().map(|p| p.1));
-            let s_emp = spectrum(r.predicted_spectrum(), "empirical");
-            let s_theory = spectrum(r.predicted_spectrum(), "theory");
-            let kappa = s_emp.and_then(|s| s.kappa);
-            let final_predicted_accuracy = of_kernel(r.predicted(), "empirical")
-                .iter()
-                .take(measured.len())
-                .rev()
-                // The last evaluated epoch's: none where its outputs were not finite, never an
-                // earlier epoch's (hundred-and-thirty-sixth hostile round, D1).
-                .find(|p| p.test_loss.is_some())
-                .and_then(|p| p.test_accuracy);
-            let (depth, activation, normalization) = r.configuration();
-            ConvergenceRow {
-                id: r.id().to_string(),
-                depth,
-                activation: activation.to_string(),
-                normalization: normalization.to_string(),
-                lr: r.lr(),
-                seed: r.seed(),
-                status,
-                epochs: r.epochs().len(),
-                kappa,
-                inverse_kappa: kappa.map(|k| 1.0 / k),
-                measured_rate: window_rate(&measured, planned),
-                predicted_rate_empirical: full("empirical").as_deref().and_then(middle_rate),
-                predicted_rate_theory: full("theory").as_deref().and_then(middle_rate),
-                asymptotic_rate_empirical: s_emp.and_then(|s| s.asymptotic_rate),
-                asymptotic_rate_theory: s_theory.and_then(|s| s.asymptotic_rate),
-                singular_empirical: s_emp.map(|s| s.singular),
-                rank_empirical: s_emp.map(|s| s.rank),
-                final_train_loss: measured.last().map_or(f64::NAN, |p| p.1),
-                predicted_final_train_loss_empirical: last(&emp),
-                predicted_final_train_loss_theory: last(&theory),
-                max_log_deviation_empirical: deviation(&emp),
-                max_log_deviation_theory: deviation(&theory),
-                final_test_accuracy: crate::seeds::final_accuracy(r),
-                predicted_final_test_accuracy_empirical: final_predicted_accuracy,
-            }
-        })
+        .map(|(r, status)| row(r, status))
         .collect()
+}
+
+/// The row of run `r`, which ended as `status`.
+fn row<R: PredictedRun>(r: &R, status: Ended) -> ConvergenceRow {
+    let measured: Vec<(f64, f64)> = r
+        .epochs()
+        .iter()
+        .map(|m| (m.epoch as f64, m.train_loss))
+        .collect();
+    // The epochs training plans: the predicted curve's (written for every planned
+    // epoch before the first step); a finished run measured each of them.
+    let planned = r
+        .predicted()
+        .iter()
+        .map(|p| p.epoch as f64)
+        .chain(measured.last().map(|m| m.0))
+        .fold(0.0, f64::max);
+    // A predicted curve over the planned epochs (its rate), and over those measured
+    // (its deviation from the measured one and its last loss).
+    let full = |kernel: &str| -> Option<Vec<(f64, f64)>> {
+        let rows = of_kernel(r.predicted(), kernel);
+        (!rows.is_empty()).then(|| {
+            rows.iter()
+                .map(|p| (p.epoch as f64, p.train_loss))
+                .collect()
+        })
+    };
+    let predicted = |kernel: &str| -> Option<Vec<(f64, f64)>> {
+        full(kernel).map(|c| c.into_iter().take(measured.len()).collect())
+    };
+    let deviation = |curve: &Option<Vec<(f64, f64)>>| {
+        curve.as_ref().map(|c| {
+            c.iter()
+                .zip(&measured)
+                .map(|(p, m)| (m.1.ln() - p.1.ln()).abs())
+                .fold(0.0, f64::max)
+        })
+    };
+    let (emp, theory) = (predicted("empirical"), predicted("theory"));
+    let last = |c: &Option<Vec<(f64, f64)>>| c.as_ref().and_then(|c| c.last().map(|p| p.1));
+    let s_emp = spectrum(r.predicted_spectrum(), "empirical");
+    let s_theory = spectrum(r.predicted_spectrum(), "theory");
+    let kappa = s_emp.and_then(|s| s.kappa);
+    let final_predicted_accuracy = of_kernel(r.predicted(), "empirical")
+        .iter()
+        .take(measured.len())
+        .rev()
+        // The last evaluated epoch's: none where its outputs were not finite, never an
+        // earlier epoch's (hundred-and-thirty-sixth hostile round, D1).
+        .find(|p| p.test_loss.is_some())
+        .and_then(|p| p.test_accuracy);
+    let (depth, activation, normalization) = r.configuration();
+    ConvergenceRow {
+        id: r.id().to_string(),
+        depth,
+        activation: activation.to_string(),
+        normalization: normalization.to_string(),
+        lr: r.lr(),
+        seed: r.seed(),
+        status,
+        epochs: r.epochs().len(),
+        kappa,
+        inverse_kappa: kappa.map(|k| 1.0 / k),
+        measured_rate: window_rate(&measured, planned),
+        predicted_rate_empirical: full("empirical").as_deref().and_then(middle_rate),
+        predicted_rate_theory: full("theory").as_deref().and_then(middle_rate),
+        asymptotic_rate_empirical: s_emp.and_then(|s| s.asymptotic_rate),
+        asymptotic_rate_theory: s_theory.and_then(|s| s.asymptotic_rate),
+        singular_empirical: s_emp.map(|s| s.singular),
+        rank_empirical: s_emp.map(|s| s.rank),
+        final_train_loss: measured.last().map_or(f64::NAN, |p| p.1),
+        predicted_final_train_loss_empirical: last(&emp),
+        predicted_final_train_loss_theory: last(&theory),
+        max_log_deviation_empirical: deviation(&emp),
+        max_log_deviation_theory: deviation(&theory),
+        final_test_accuracy: crate::seeds::final_accuracy(r),
+        predicted_final_test_accuracy_empirical: final_predicted_accuracy,
+    }
 }
 
 /// The predicted training-loss curves of `members` (one configuration's seeds) from the
@@ -420,6 +442,8 @@ pub enum NotDrawn {
     NotFinite,
     /// No measured rate: the run diverged before the window's end.
     Diverged,
+    /// No rate: the run has not ended (running, interrupted or failed).
+    NotEnded,
 }
 
 impl NotDrawn {
@@ -445,6 +469,9 @@ impl NotDrawn {
                 "rate < 0 (the loss grows, as the predicted\none does above the lr stability limit),\nnot drawn:"
             }
             NotDrawn::NotFinite => "rate not finite, not drawn:",
+            NotDrawn::NotEnded => {
+                "not ended (running, interrupted or\nfailed: their rates would be of part of\ntraining), not drawn:"
+            }
             NotDrawn::Diverged => {
                 "no measured rate (diverged before the\nmiddle half's end), not drawn:"
             }
@@ -504,6 +531,10 @@ fn point(at: &[&ConvergenceRow], m: usize) -> (Option<RatePoint>, BTreeMap<NotDr
     let mut drawn = Vec::new();
     let mut left = BTreeMap::new();
     for r in at {
+        if r.status == Ended::NotEnded {
+            *left.entry(NotDrawn::NotEnded).or_insert(0) += 1;
+            continue;
+        }
         match NotDrawn::of((MEASURES[m].pick)(r)) {
             Ok(v) => drawn.push(v),
             // A singular kernel has no late rate: the note's singular line says so.
@@ -683,6 +714,7 @@ fn note(rows: &[ConvergenceRow], plan: &RatePlan) -> String {
         note += "\npoints: mean over seeds;\nbars: their min to max";
     }
     for why in [
+        NotDrawn::NotEnded,
         NotDrawn::Missing,
         NotDrawn::Zero,
         NotDrawn::Negative,
@@ -1201,5 +1233,22 @@ mod tests {
             ),
             "{note}"
         );
+        // The hundred-and-fifty-third hostile round, N1: the run not ended is counted in
+        // the note among its point's runs, with no rate of its own.
+        let unrated_rows = unrated_rows(&runs);
+        assert_eq!(unrated_rows.len(), 1);
+        assert_eq!(unrated_rows[0].status, Ended::NotEnded);
+        assert_eq!(unrated_rows[0].predicted_rate_empirical, None);
+        let all: Vec<ConvergenceRow> = rows.iter().cloned().chain(unrated_rows).collect();
+        let note = figure(&all, (None, None)).unwrap().note.unwrap();
+        assert!(
+            note.contains(
+                "not ended (running, interrupted or\nfailed: their rates would be of part of\n\
+                 training), not drawn:\nReLU, depth 3: measured, empirical NTK,\n  infinite \
+                 width, late rate (1 of 4 runs)"
+            ),
+            "{note}"
+        );
+        assert!(note.contains("measured (1 of 4 runs)"), "{note}");
     }
 }

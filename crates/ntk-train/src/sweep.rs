@@ -424,12 +424,18 @@ fn finished_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State 
 
 /// An interrupted run's state: partial when its checkpoint was made by this config and
 /// passes the verification a resume makes ([`crate::checkpoint::find`]: the pointer's
-/// checksum, every file's SHA-256, the epoch against its metrics), stale otherwise
+/// checksum, every file's SHA-256, the epoch against its metrics) and its tables begin with
+/// the checkpoint's copies ([`crate::report::check_as_kept`]), stale otherwise
 /// (another config's, unreadable or damaged), so that `--dry-run` says so and
 /// `--recompute` trains it again from scratch.
 fn checkpoint_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
     match verified_pointer(dir, now, holder) {
-        Ok(_) => State::Partial,
+        // Its tables the checkpoint's copies up to its epoch, as collect holds them.
+        Ok(Some(_)) => match crate::report::check_as_kept(dir) {
+            Ok(()) => State::Partial,
+            Err(e) => State::Stale(sweep::with_remedy(&e.to_string(), REDO)),
+        },
+        Ok(None) => State::Partial,
         Err(stale) => stale,
     }
 }

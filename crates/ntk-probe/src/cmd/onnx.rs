@@ -171,7 +171,10 @@ fn print_table(s: &OnnxSummary) {
         println!("  note                {note}");
     }
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
-        println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
+        println!(
+            "  min grad angle      {} deg (samples {i}, {j})",
+            super::run::degrees(a)
+        );
     }
     println!(
         "  seconds             {:.3} (kernel {:.3}, eigenvalues {:.3})",

@@ -159,7 +159,10 @@ pub(crate) fn print_table(s: &Summary) {
         fmt_kappa(s.gram_kappa, s.gram_rank, (s.n, false))
     );
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
-        println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
+        println!(
+            "  min grad angle      {} deg (samples {i}, {j})",
+            degrees(a)
+        );
     }
     if let Some([i, j]) = s.min_grad_angle_unresolved {
         println!("  min grad angle      null: not resolved (samples {i}, {j}; see the note)");
@@ -171,9 +174,7 @@ pub(crate) fn print_table(s: &Summary) {
             .iter()
             .map(|v| match v.is_nan() {
                 true => "null".to_string(),
-                // Small angles keep their digits (0.003 read for 0.0031).
-                false if *v != 0.0 && v.abs() < 0.1 => format!("{v:.3e}"),
-                false => format!("{v:.3}"),
+                false => degrees(*v),
             })
             .collect();
         v.join(" ")
@@ -187,7 +188,7 @@ pub(crate) fn print_table(s: &Summary) {
     if let Some(p) = s.pair_grad_angle_deg {
         match p.is_nan() {
             true => println!("  pair grad angle     undefined"),
-            false => println!("  pair grad angle     {p:.4} deg"),
+            false => println!("  pair grad angle     {} deg", degrees(p)),
         }
     }
     if let Some(note) = &s.note {
@@ -555,4 +556,27 @@ const WEIGHT_FILES: [&str; 2] = ["weights.safetensors", "outputs.npy"];
 /// Whether the run in `out` holds the files `--save-weights` writes.
 fn has_weights(out: &Path) -> bool {
     WEIGHT_FILES.iter().all(|f| out.join(f).is_file())
+}
+
+/// An angle in degrees as the text summary prints it: four decimals, and a small nonzero one
+/// in exponent form, so that it keeps its digits (0.003 read for 0.0031; a resolved 7.7e-6
+/// read "0.0000", as parallel: hundred-and-fifty-fourth hostile round, second review, N2).
+pub(crate) fn degrees(v: f64) -> String {
+    if v != 0.0 && v.abs() < 0.1 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+#[cfg(test)]
+mod degrees_tests {
+    /// A resolved small angle keeps its digits; zero and larger ones have four decimals.
+    #[test]
+    fn a_small_angle_is_not_printed_as_zero() {
+        assert_eq!(super::degrees(7.68396281626435e-6), "7.684e-6");
+        assert_eq!(super::degrees(0.0), "0.0000");
+        assert_eq!(super::degrees(25.123694138115358), "25.1237");
+        assert_eq!(super::degrees(0.0031), "3.100e-3");
+    }
 }

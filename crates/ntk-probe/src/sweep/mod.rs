@@ -126,7 +126,7 @@ pub fn read_summary(path: &Path) -> crate::Result<Option<Summary>> {
 }
 
 /// The remedy every stale point's message ends with.
-const REDO: &str = "pass --recompute to compute the point again";
+const REDO: &str = "pass --recompute to the sweep to compute the point again";
 
 /// One input set of a sweep (a setting's dataset and n), loaded once.
 struct Data {

@@ -313,7 +313,7 @@ impl Holder {
 
 /// The state of a point (or set: `holder`) whose results are the files `expected`, each
 /// with the provenance the config about to make it would record; `redo` ends the message of
-/// a file not as written ("pass --recompute to compute the point again").
+/// a file not as written ("pass --recompute to the sweep to compute the point again").
 pub fn state<R: Recorded>(
     expected: &[(PathBuf, &Provenance)],
     redo: &str,

@@ -126,24 +126,28 @@ pub fn is_foreseen_report(line: &str) -> bool {
 /// foresees.
 pub fn retire(out: &Path, remove: bool) -> Option<String> {
     let recorded = read(out).ok()?;
-    let mut names: Vec<&String> = recorded
-        .keys()
-        // A cache of the config's own (ntk-probe's `theory.json`) shows no result: kept.
-        .filter(|name| !name.ends_with(".json"))
-        .filter(|name| {
-            let path = out.join(name);
-            manifest::holds_as_recorded(out, name, &recorded)
-                && ntk_files::io::check_target(&path).is_ok()
-                && (!remove || std::fs::remove_file(&path).is_ok())
-        })
-        .collect();
-    names.sort();
-    let names: Vec<&str> = names.iter().map(|n| n.as_str()).collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "{}: {}: {}; the collect at the run's or sweep's end writes them again",
-            out.display(),
-            names.join(", "),
+    let (mut removed, mut left): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    // A cache of the config's own (ntk-probe's `theory.json`) shows no result: kept.
+    for name in recorded.keys().filter(|name| !name.ends_with(".json")) {
+        let path = out.join(name);
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let ours = manifest::holds_as_recorded(out, name, &recorded)
+            && ntk_files::io::check_target(&path).is_ok()
+            && (!remove || std::fs::remove_file(&path).is_ok());
+        match ours {
+            true => removed.push(name),
+            false => left.push(name),
+        }
+    }
+    removed.sort_unstable();
+    left.sort_unstable();
+    let mut parts = Vec::new();
+    if !removed.is_empty() {
+        parts.push(format!(
+            "{}: {}",
+            removed.join(", "),
             if remove {
                 "an earlier collect's or plot's files, as it wrote them, of results --recompute \
                  replaces: removed before the first step"
@@ -151,6 +155,23 @@ pub fn retire(out: &Path, remove: bool) -> Option<String> {
                 "an earlier collect's or plot's files, as it wrote them, of results --recompute \
                  replaces: the run would remove them before its first step"
             }
+        ));
+    }
+    // Those it cannot prove the tools' as written, or remove, are said, not passed over
+    // (hundred-and-fifty-fourth hostile round, N1: an edited sweep.csv stood unsaid).
+    if !left.is_empty() {
+        parts.push(format!(
+            "{}: of an earlier collect's or plot's names, but edited since it wrote them or \
+             not this user's to remove: left as they are until the collect at the end (which \
+             writes its tables and figures over them)",
+            left.join(", ")
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "{}: {}; the collect at the run's or sweep's end writes them again",
+            out.display(),
+            parts.join("; ")
         )
     })
 }

@@ -29,7 +29,7 @@ mod selection;
 use figures::data_title;
 pub use figures::{plan_figures, save_figures, say_unrated, unended};
 pub use runs::{PlannedRun, RunRecord, read_run, read_runs, read_runs_except};
-pub(crate) use runs::{check_tables, config_edited, misnamed};
+pub(crate) use runs::{check_as_kept, check_tables, config_edited, misnamed};
 pub use selection::{
     Choice, Held, Selection, choose, choose_planned, choose_rate, choose_rate_planned,
     compared_runs, left_out, left_out_planned,
@@ -318,7 +318,10 @@ pub fn convergence_figure(
     title: Option<&str>,
 ) -> Option<(&'static str, ntk_plot::Figure)> {
     let on = data_title(runs);
-    let figure = crate::convergence::figure(convergence, (on.as_deref(), title));
+    // The runs that have not ended are in the note, among their points' runs.
+    let mut drawn = convergence.to_vec();
+    drawn.extend(crate::convergence::unrated_rows(runs));
+    let figure = crate::convergence::figure(&drawn, (on.as_deref(), title));
     // Rows with no rate a log axis draws: said, not left to a figure that is missing
     // without a word (hundred-and-fifty-third hostile round, N4: every run diverged before
     // the middle half's end).

@@ -564,6 +564,15 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
     prefix_kept(dir, &loaded.dir, "ntk.csv", "row(s)", &ntk, kept)
 }
 
+/// [`check_interrupted`] of the interrupted run in `dir`, its `metrics.csv` read: what a
+/// resume's plan holds the run's tables to, as collect does (hundred-and-fifty-fourth
+/// hostile round, N4: `--resume` replaced a user's edited metrics.csv or replaced ntk.csv
+/// without a word, where collect refused them).
+pub(crate) fn check_as_kept(dir: &Path) -> crate::Result<()> {
+    let metrics: Vec<EpochMetrics> = read_csv(&dir.join("metrics.csv"))?;
+    check_interrupted(dir, &metrics)
+}
+
 /// Refuses the run's table `name` in `dir` unless its first rows are the checkpoint's copy
 /// of them (`kept`, from `checkpoint/name`); rows after those are the epochs since.
 fn prefix_kept<T: PartialEq>(

@@ -8913,3 +8913,33 @@ fn an_empty_best_or_compare_table_keeps_its_header() {
         format!("{compare}\n")
     );
 }
+
+/// The hundred-and-fifty-fourth hostile round, N4: an interrupted run's metrics.csv edited
+/// in the rows its checkpoint keeps was replaced by `--resume` without a word (its dry run
+/// said "partial"), where collect refused it as edited. The plan holds the tables to the
+/// checkpoint's copies as collect does: stale, named, for `--recompute`.
+#[test]
+fn a_resume_holds_the_tables_to_the_checkpoint_as_collect_does() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, out) = checkpointed_run(d, "edited");
+    let metrics = out.join("metrics.csv");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut cells: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    cells[2] = "0.5".into();
+    lines[1] = cells.join(",");
+    let edited = lines.join("\n") + "\n";
+    std::fs::write(&metrics, &edited).unwrap();
+    for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &self::run(&args(&cfg, &out, extra)),
+            &["metrics.csv", "not the checkpoint's copy", "--recompute"],
+        );
+        assert_eq!(std::fs::read_to_string(&metrics).unwrap(), edited);
+    }
+    assert_clean_error("collect", &collect(&out), &["not the checkpoint's copy"]);
+    assert_ok("recompute", &self::run(&args(&cfg, &out, &["--recompute"])));
+}
