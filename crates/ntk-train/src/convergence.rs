@@ -120,7 +120,10 @@ pub fn window_rate(points: &[(f64, f64)], last: f64) -> Option<f64> {
         .filter(|p| p.0 >= lo && p.0 <= hi)
         .map(|&(x, y)| (x, y))
         .collect();
-    if mid.len() < 3 || mid.iter().any(|p| p.1.is_nan() || p.1 <= 0.0) {
+    // A loss that is not positive and finite has no logarithm to fit: an infinite one (a
+    // predicted curve past the stability limit overflows) made the slope NaN
+    // (hundred-and-fifty-fifth hostile round, second review, D1).
+    if mid.len() < 3 || mid.iter().any(|p| !(p.1.is_finite() && p.1 > 0.0)) {
         return None;
     }
     let n = mid.len() as f64;
@@ -462,7 +465,7 @@ impl NotDrawn {
     fn heading(self) -> &'static str {
         match self {
             NotDrawn::Missing => {
-                "no rate (under 3 epochs in the window,\nor a loss not positive), not drawn:"
+                "no rate (under 3 epochs in the window,\nor a loss not positive and finite),\nnot drawn:"
             }
             NotDrawn::Zero => "rate 0 (the loss does not move over\nthe window), not drawn:",
             NotDrawn::Negative => {
@@ -834,6 +837,11 @@ mod tests {
             .map(|e| (e as f64, 0.5 * (1.0 + 1e-9 * ((e * 7) % 3) as f64)))
             .collect();
         assert_eq!(middle_rate(&flat), Some(0.0));
+        // An infinite loss in the window (a predicted curve that overflows): no rate, never
+        // NaN.
+        let mut overflow = points.clone();
+        overflow[40].1 = f64::INFINITY;
+        assert_eq!(middle_rate(&overflow), None);
     }
 
     /// A run too short for a rate, of a singular kernel (the one-step run that reads

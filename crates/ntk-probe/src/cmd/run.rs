@@ -561,9 +561,15 @@ fn has_weights(out: &Path) -> bool {
 /// An angle in degrees as the text summary prints it: four decimals, and a small nonzero one
 /// in exponent form, so that it keeps its digits (0.003 read for 0.0031; a resolved 7.7e-6
 /// read "0.0000", as parallel: hundred-and-fifty-fourth hostile round, second review, N2).
+/// An angle just short of 180 keeps the digits that show its gap to 180 (hundred-and-fifty-
+/// fifth hostile round, N2: a resolved 179.99998 read "180.0000", as antiparallel).
 pub(crate) fn degrees(v: f64) -> String {
+    let gap = 180.0 - v.abs();
     if v != 0.0 && v.abs() < 0.1 {
         format!("{v:.3e}")
+    } else if gap > 0.0 && gap < 1e-3 {
+        let decimals = ((-gap.log10()).ceil() as usize + 3).min(15);
+        format!("{v:.decimals$}")
     } else {
         format!("{v:.4}")
     }
@@ -578,5 +584,8 @@ mod degrees_tests {
         assert_eq!(super::degrees(0.0), "0.0000");
         assert_eq!(super::degrees(25.123694138115358), "25.1237");
         assert_eq!(super::degrees(0.0031), "3.100e-3");
+        assert_eq!(super::degrees(179.99998028910477), "179.99998029");
+        assert_eq!(super::degrees(180.0), "180.0000");
+        assert_eq!(super::degrees(179.5), "179.5000");
     }
 }

@@ -623,7 +623,7 @@ impl Sweep for ProbeSweep<'_> {
     /// A summary of no point's directory that records a point of this config
     /// ([`named::elsewhere`]) is said so, not as no point of the config.
     fn check_found(&self, points: &[Point], found: &Path) -> crate::Result<()> {
-        match read_checked_summary(found)? {
+        match read_checked_summary(found, &self.out.join("runs"))? {
             Some(s) => match named::elsewhere(self, points, found, &s) {
                 Some(why) => Err(Error::NotItsPoint(why)),
                 None => Ok(()),
@@ -1141,7 +1141,7 @@ pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
 pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
-        if let Some(s) = read_checked_summary(&path)? {
+        if let Some(s) = read_checked_summary(&path, &out.join("runs"))? {
             found.push((path, s));
         }
     }
@@ -1156,17 +1156,18 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     Ok(found)
 }
 
-/// The summary at `path` as [`read_summaries_at`] takes it: held to the files beside it and
+/// The summary at `path` (under `root`, the sweep's `runs/`) as [`read_summaries_at`] takes
+/// it: held to the files beside it and
 /// its numbers to them, its convention in the config's spelling; `None` where it is not a
 /// finished summary.
-fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
+fn read_checked_summary(path: &Path, root: &Path) -> crate::Result<Option<Summary>> {
     let Some(mut s) = read_summary(path)? else {
         return Ok(None);
     };
     // A set inside another set's directory, at any depth below it up to runs/, is refused,
     // as ntk-train's collect refuses a run inside another's (hundred-and-fifty-second
     // hostile round, N5: results.csv counted a depth with a nested copy as two seeds).
-    if let Some(why) = named::nested(path) {
+    if let Some(why) = named::nested(path, root) {
         return Err(Error::NotItsPoint(why));
     }
     // The point its directory names, before the files beside it are held to it: a summary
@@ -1231,7 +1232,7 @@ fn check_others_summaries(sweep: &ProbeSweep, points: &[Point]) -> crate::Result
         .collect();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
         if !own.contains(&path)
-            && let Some(s) = read_checked_summary(&path)?
+            && let Some(s) = read_checked_summary(&path, &out.join("runs"))?
             && let Some(why) = named::elsewhere(sweep, points, &path, &s)
         {
             return Err(Error::NotItsPoint(why));

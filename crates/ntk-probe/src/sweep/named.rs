@@ -21,14 +21,16 @@ const NAMING: &str = "a sweep names each point's directory by its setting, activ
                       seed and protocol";
 
 /// Why the set of the summary at `path` is not read: it lies inside another set's
-/// directory (one holding a `summary.json`), at any depth below it up to `runs/`; `None`
-/// where it does not.
-pub(crate) fn nested(path: &Path) -> Option<String> {
+/// directory (one holding a `summary.json`), at any depth below it up to `root` (the sweep's
+/// `runs/`; not the nearest directory of that name: a `runs/` inside a set's directory
+/// hid it, hundred-and-fifty-fifth hostile round, second review, N1); `None` where it does
+/// not.
+pub(crate) fn nested(path: &Path, root: &Path) -> Option<String> {
     let dir = path.parent()?;
     let outer = dir
         .ancestors()
         .skip(1)
-        .take_while(|a| a.file_name().is_some_and(|n| n != "runs"))
+        .take_while(|a| *a != root && a.starts_with(root))
         .find(|a| std::fs::symlink_metadata(a.join("summary.json")).is_ok())?;
     Some(format!(
         "{}: a point's set inside the set directory {}: each point has a directory of its \

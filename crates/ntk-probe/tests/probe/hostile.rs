@@ -9412,7 +9412,12 @@ fn a_set_inside_another_sets_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "sweep.toml", TINY_SWEEP);
-    for (name, inside) in [("direct", "whole"), ("deeper", "keep/seed1/whole")] {
+    for (name, inside) in [
+        ("direct", "whole"),
+        ("deeper", "keep/seed1/whole"),
+        // Round 155b, N1: a `runs/` inside the set's directory hid it.
+        ("under-runs", "runs/x/y"),
+    ] {
         let out = d.join(name);
         assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
         let whole = out.join("runs/relu/depth01/seed1/whole");

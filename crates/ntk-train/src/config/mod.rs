@@ -332,6 +332,63 @@ pub fn own_keys_agree(
     Err(ntk_runs::provenance::mixed(&AXES, problems))
 }
 
+/// Whether the runs of `entries` are seeded as one sweep seeds them: `sweep.seeds` sets the
+/// model's seed (`model.seed`, `resnet.seed`; an ONNX network has none) and `train.seed`
+/// together, and without the axis every run keeps the config's `train.seed`. So either each
+/// run's `train.seed` is its model's seed, or all runs share one `train.seed`; otherwise
+/// runs differ in their data order beyond one sweep's seeding, which `train.seed` (a merge
+/// axis: a run joined to a sweep keeps its config's) allows: said, with the first two runs
+/// that show it, so that the merge is not silent (hundred-and-fifty-fifth hostile round,
+/// D2: runs of `model.seed` 1 with `train.seed` 3 and 4 were merged without a word, and
+/// sweep.csv has no column that tells them apart). `None` where they are one sweep's.
+pub fn seeds_mixed(
+    entries: &[(
+        std::path::PathBuf,
+        Option<&ntk_runs::provenance::Provenance>,
+    )],
+) -> Option<String> {
+    let seeds: Vec<(
+        &std::path::PathBuf,
+        Option<&serde_json::Value>,
+        Option<&serde_json::Value>,
+    )> = entries
+        .iter()
+        .filter_map(|(path, p)| {
+            let config = &(*p)?.config;
+            let model = config
+                .get("model.seed")
+                .or_else(|| config.get("resnet.seed"));
+            Some((path, model, config.get("train.seed")))
+        })
+        .collect();
+    let tied = |(_, model, data): &(_, Option<&serde_json::Value>, Option<&serde_json::Value>)| {
+        model.is_none() || model == data
+    };
+    let one_data_seed = seeds.windows(2).all(|w| w[0].2 == w[1].2);
+    if seeds.iter().all(tied) || one_data_seed {
+        return None;
+    }
+    // The first run whose pairing differs from the first run's.
+    let first = seeds[0];
+    let other = seeds
+        .iter()
+        .find(|s| tied(s) != tied(&first) || (!tied(s) && s.2 != first.2))
+        .unwrap_or(&seeds[seeds.len() - 1]);
+    let show = |v: Option<&serde_json::Value>| v.map_or("(absent)".to_string(), |v| v.to_string());
+    Some(format!(
+        "the runs are not seeded as one sweep seeds them: {} has train.seed {} with the \
+         model's seed {}, where {} has train.seed {} with the model's seed {} (a sweep's seeds \
+         set both; without the axis train.seed is the config's): the tables merge them as \
+         seeds of their configurations, and sweep.csv does not show their train.seed",
+        other.0.display(),
+        show(other.2),
+        show(other.1),
+        first.0.display(),
+        show(first.2),
+        show(first.1)
+    ))
+}
+
 /// A recorded config's values at the sweep axes ([`AXES`]): two runs with the same are one
 /// point and seed, whatever else differs (a key that changes no number, such as
 /// `train.checkpoint_every`, or one merged with `--allow-mixed`), and `collect` would count

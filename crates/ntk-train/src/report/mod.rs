@@ -474,6 +474,11 @@ pub fn check_mergeable(out: &Path, runs: &[RunRecord], allow_mixed: bool) -> cra
             source: Box::new(e),
         })
     });
+    if checked.is_ok()
+        && let Some(why) = crate::config::seeds_mixed(&entries)
+    {
+        eprintln!("warning: {}: {why}", out.display());
+    }
     if let Err(e) = checked {
         // The refusal of mixed configs points to --allow-mixed: where two runs are one point
         // and seed, which that flag refuses too, that refusal comes first (twenty-third

@@ -586,6 +586,18 @@ fn prefix_kept<T: PartialEq>(
     if table.get(..kept.len()) == Some(kept) {
         return Ok(());
     }
+    // A table that is gone is said as gone, with the copy that restores it (hundred-and-
+    // fifty-fifth hostile round, N3: "edited", and only --recompute offered).
+    let path = dir.join(name);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(crate::Error::NotAsWritten(format!(
+            "{}: missing, where the run's checkpoint holds a copy of its first {} {rows} ({}: \
+             copy it back to resume from the checkpoint)",
+            path.display(),
+            kept.len(),
+            checkpoint.join(name).display()
+        )));
+    }
     Err(edited(
         dir,
         checkpoint,

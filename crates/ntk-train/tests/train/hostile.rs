@@ -8942,4 +8942,89 @@ fn a_resume_holds_the_tables_to_the_checkpoint_as_collect_does() {
     }
     assert_clean_error("collect", &collect(&out), &["not the checkpoint's copy"]);
     assert_ok("recompute", &self::run(&args(&cfg, &out, &["--recompute"])));
+    // The hundred-and-fifty-fifth hostile round, N3: a metrics.csv removed is said as
+    // missing, with the checkpoint's copy that restores it; copied back, the run resumes.
+    let (cfg, out) = checkpointed_run(d, "removed");
+    let metrics = out.join("metrics.csv");
+    std::fs::remove_file(&metrics).unwrap();
+    assert_clean_error(
+        "removed",
+        &self::run(&args(&cfg, &out, &["--resume", "--dry-run"])),
+        &["metrics.csv: missing", "copy it back to resume"],
+    );
+    let pointer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("checkpoint.json")).unwrap())
+            .unwrap();
+    let kept = out
+        .join(pointer["dir"].as_str().unwrap())
+        .join("metrics.csv");
+    std::fs::copy(&kept, &metrics).unwrap();
+    assert_ok(
+        "resumed from the copy",
+        &self::run(&args(&cfg, &out, &["--resume"])),
+    );
+}
+
+/// The hundred-and-fifty-fifth hostile round. D1: a `--recompute` killed after it retired
+/// the tables left a best.csv the user had edited (recorded by the collect, edited since),
+/// and no sweep command would resume the directory ("holds files that are not this
+/// command's"): a file the record lists is the collect's, edited or not. D2: runs that
+/// differ only in `train.seed` (the same `model.seed`, no seeds axis) were merged by
+/// collect without a word: `train.seed` is a merge axis (a run joined to a sweep keeps its
+/// config's), and such a merge is now said.
+#[test]
+fn hundred_and_fifty_fifth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "sweep");
+    let best = out.join("best.csv");
+    let mut text = std::fs::read_to_string(&best).unwrap();
+    text.push_str("# mine\n");
+    std::fs::write(&best, &text).unwrap();
+    // What the killed recompute left: the retired files gone, the edited one there.
+    for name in [
+        "sweep.csv",
+        "compare.csv",
+        "train_loss.png",
+        "train_loss.svg",
+    ] {
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    let mut resume: Vec<OsString> = vec!["sweep".into()];
+    resume.extend(args(&sweep, &out, &["--resume", "--dry-run"]));
+    assert_ok("the dry run", &self::run(&resume));
+    resume.pop();
+    assert_ok("the resume", &self::run(&resume));
+    assert!(!std::fs::read_to_string(&best).unwrap().contains("# mine"));
+    assert!(out.join("sweep.csv").is_file());
+    // D2: sweeps without a seeds axis (train.seed the config's); another's run, trained on
+    // another data order, in this sweep's place.
+    let unseeded = format!("{TINY}{}", SWEEP.replace("seeds = [1]\n", ""));
+    let sweeps = |name: &str, text: &str| {
+        let cfg = write(d, &format!("{name}.toml"), text);
+        let out = d.join(name);
+        let mut a: Vec<OsString> = vec!["sweep".into()];
+        a.extend(args(&cfg, &out, &[]));
+        assert_ok(name, &self::run(&a));
+        out
+    };
+    let out = sweeps("unseeded", &unseeded);
+    let other = sweeps(
+        "other",
+        &unseeded.replace("epochs = 2", "epochs = 2\nseed = 4"),
+    );
+    let theirs = sweep_runs(&other)[0].clone();
+    let ours = sweep_runs(&out)[0].clone();
+    std::fs::remove_dir_all(&ours).unwrap();
+    crate::committed::copy_dir(&theirs, &ours);
+    let o = collect(&out);
+    assert_ok("two data orders", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("the runs are not seeded as one sweep seeds them")
+            && said.contains("has train.seed 0 with the model's seed 1")
+            && said.contains("has train.seed 4 with the model's seed 1"),
+        "{said}"
+    );
 }
