@@ -334,8 +334,9 @@ pub fn own_keys_agree(
 
 /// Whether the runs of `entries` are seeded as one sweep seeds them: `sweep.seeds` sets the
 /// model's seed (`model.seed`, `resnet.seed`; an ONNX network has none) and `train.seed`
-/// together, and without the axis every run keeps the config's `train.seed`. So either each
-/// run's `train.seed` is its model's seed, or all runs share one `train.seed`; otherwise
+/// together, and without the axis every run keeps the config's seeds. So either each run's
+/// `train.seed` is its model's seed, or all runs share one model seed and one `train.seed`;
+/// otherwise
 /// runs differ in their data order beyond one sweep's seeding, which `train.seed` (a merge
 /// axis: a run joined to a sweep keeps its config's) allows: said, with the first two runs
 /// that show it, so that the merge is not silent (hundred-and-fifty-fifth hostile round,
@@ -364,21 +365,25 @@ pub fn seeds_mixed(
     let tied = |(_, model, data): &(_, Option<&serde_json::Value>, Option<&serde_json::Value>)| {
         model.is_none() || model == data
     };
-    let one_data_seed = seeds.windows(2).all(|w| w[0].2 == w[1].2);
-    if seeds.iter().all(tied) || one_data_seed {
+    // Without the axis both seeds are the config's: one pair for all (hundred-and-fifty-
+    // sixth hostile round, D1: model seeds 1 and 2 under one train.seed were merged unsaid).
+    let one_pair = seeds
+        .windows(2)
+        .all(|w| (w[0].1, w[0].2) == (w[1].1, w[1].2));
+    if seeds.iter().all(tied) || one_pair {
         return None;
     }
     // The first run whose pairing differs from the first run's.
     let first = seeds[0];
     let other = seeds
         .iter()
-        .find(|s| tied(s) != tied(&first) || (!tied(s) && s.2 != first.2))
+        .find(|s| tied(s) != tied(&first) || (!tied(s) && (s.1, s.2) != (first.1, first.2)))
         .unwrap_or(&seeds[seeds.len() - 1]);
     let show = |v: Option<&serde_json::Value>| v.map_or("(absent)".to_string(), |v| v.to_string());
     Some(format!(
         "the runs are not seeded as one sweep seeds them: {} has train.seed {} with the \
          model's seed {}, where {} has train.seed {} with the model's seed {} (a sweep's seeds \
-         set both; without the axis train.seed is the config's): the tables merge them as \
+         set both; without the axis both are the config's): the tables merge them as \
          seeds of their configurations, and sweep.csv does not show their train.seed",
         other.0.display(),
         show(other.2),

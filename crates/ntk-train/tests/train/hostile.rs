@@ -9027,4 +9027,29 @@ fn hundred_and_fifty_fifth_review() {
             && said.contains("has train.seed 4 with the model's seed 1"),
         "{said}"
     );
+    // The hundred-and-fifty-sixth hostile round, D1: the mirror, two model seeds under one
+    // train.seed, no seeds axis: said too.
+    let third = sweeps("third", &unseeded.replace("seed = 1", "seed = 2"));
+    let theirs = sweep_runs(&third)[0].clone();
+    std::fs::remove_dir_all(&ours).unwrap();
+    crate::committed::copy_dir(&theirs, &out.join("runs").join(theirs.file_name().unwrap()));
+    let o = collect(&out);
+    assert_ok("two model seeds", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("the runs are not seeded as one sweep seeds them")
+            && said.contains("has train.seed 0 with the model's seed 2")
+            && said.contains("has train.seed 0 with the model's seed 1"),
+        "{said}"
+    );
+    // One sweep's runs, with or without the axis: nothing said.
+    for dir in [&third, &d.join("sweep")] {
+        let o = collect(dir);
+        assert_ok("one sweep", &o);
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("not seeded as one sweep"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }
