@@ -236,7 +236,7 @@ fn warn_mixed(sweep: &Path, joining: &Joining<'_>, there: &[(PathBuf, Provenance
 
 /// Whether runs are one sweep's, as `collect` merges them: one base config beyond the
 /// sweep's axes, and the trainer's own keys alike.
-fn one_sweep(entries: &[(PathBuf, Option<&Provenance>)]) -> ntk_runs::Result<()> {
+fn one_sweep(entries: &[crate::config::RecordedRun<'_>]) -> ntk_runs::Result<()> {
     provenance::check_one_base(entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
         .and_then(|_| crate::config::own_keys_agree(entries))
 }

@@ -400,7 +400,7 @@ fn finished_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State 
         };
     }
     let pointer = match verified_pointer(dir, now, holder) {
-        Ok(Some(p)) => p,
+        Ok(Some(loaded)) => loaded.pointer,
         Ok(None) => return State::Done,
         Err(stale) => return stale,
     };
@@ -431,7 +431,7 @@ fn finished_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State 
 fn checkpoint_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> State {
     match verified_pointer(dir, now, holder) {
         // Its tables the checkpoint's copies up to its epoch, as collect holds them.
-        Ok(Some(_)) => match crate::report::check_as_kept(dir) {
+        Ok(Some(loaded)) => match crate::report::check_as_kept(dir, &loaded) {
             Ok(()) => State::Partial,
             Err(e) => State::Stale(sweep::with_remedy(&e.to_string(), REDO)),
         },
@@ -440,14 +440,14 @@ fn checkpoint_state(dir: &Path, now: &Provenance, holder: sweep::Holder) -> Stat
     }
 }
 
-/// The checkpoint pointer of the run in `dir` when it passes the verification a resume
+/// The checkpoint of the run in `dir`, loaded, when it passes the verification a resume
 /// makes for the config with provenance `now`; `None` when another process is writing the
 /// run now (its files are not read under its feet); the stale state naming why otherwise.
 fn verified_pointer(
     dir: &Path,
     now: &Provenance,
     holder: sweep::Holder,
-) -> Result<Option<crate::checkpoint::Pointer>, State> {
+) -> Result<Option<crate::checkpoint::Loaded>, State> {
     if let Some(locked) = unreadable_checkpoint_part(dir) {
         return Err(sweep::unreadable_state(&locked, holder));
     }
@@ -473,7 +473,7 @@ fn verified_pointer(
         return Ok(None);
     }
     match crate::checkpoint::find(dir) {
-        Ok(_) => Ok(Some(pointer)),
+        Ok(loaded) => Ok(loaded),
         Err(e @ crate::Error::Untrusted { .. }) => Err(State::Stale(e.to_string())),
         Err(e) => Err(State::Stale(format!("{e}; {REDO}"))),
     }

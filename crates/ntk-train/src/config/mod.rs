@@ -280,16 +280,18 @@ pub const OWN_KEYS: [(&str, &str); 3] = [
     ("resnet.variant", "optim.scalar_lr_scale"),
 ];
 
+/// A run's directory and its recorded provenance (`None` where it records none), as the
+/// merge checks read them.
+pub type RecordedRun<'a> = (
+    std::path::PathBuf,
+    Option<&'a ntk_runs::provenance::Provenance>,
+);
+
 /// The runs of one activation family in `entries` record one parameter, and those of one
 /// ResNet variant one rate of Fixup's scalars ([`OWN_KEYS`], merge axes, [`merge_axes`],
 /// because each group records its own: runs of two groups may differ in them, runs of one
 /// may not), compared in the one recorded form.
-pub fn own_keys_agree(
-    entries: &[(
-        std::path::PathBuf,
-        Option<&ntk_runs::provenance::Provenance>,
-    )],
-) -> ntk_runs::Result<()> {
+pub fn own_keys_agree(entries: &[RecordedRun<'_>]) -> ntk_runs::Result<()> {
     type Seen<'a> = (&'a std::path::PathBuf, Option<serde_json::Value>);
     let mut seen: std::collections::BTreeMap<(&str, String), Seen<'_>> = Default::default();
     let mut problems: Vec<String> = Vec::new();
@@ -336,18 +338,12 @@ pub fn own_keys_agree(
 /// model's seed (`model.seed`, `resnet.seed`; an ONNX network has none) and `train.seed`
 /// together, and without the axis every run keeps the config's seeds. So either each run's
 /// `train.seed` is its model's seed, or all runs share one model seed and one `train.seed`;
-/// otherwise
-/// runs differ in their data order beyond one sweep's seeding, which `train.seed` (a merge
-/// axis: a run joined to a sweep keeps its config's) allows: said, with the first two runs
-/// that show it, so that the merge is not silent (hundred-and-fifty-fifth hostile round,
-/// D2: runs of `model.seed` 1 with `train.seed` 3 and 4 were merged without a word, and
-/// sweep.csv has no column that tells them apart). `None` where they are one sweep's.
-pub fn seeds_mixed(
-    entries: &[(
-        std::path::PathBuf,
-        Option<&ntk_runs::provenance::Provenance>,
-    )],
-) -> Option<String> {
+/// otherwise runs differ in their data order beyond one sweep's seeding, which `train.seed`
+/// (a merge axis: a run joined to a sweep keeps its config's) allows: said, with the first
+/// two runs that show it, so that the merge is not silent (hundred-and-fifty-fifth hostile
+/// round, D2: runs of `model.seed` 1 with `train.seed` 3 and 4 were merged without a word,
+/// and sweep.csv has no column that tells them apart). `None` where they are one sweep's.
+pub fn seeds_mixed(entries: &[RecordedRun<'_>]) -> Option<String> {
     let seeds: Vec<(
         &std::path::PathBuf,
         Option<&serde_json::Value>,

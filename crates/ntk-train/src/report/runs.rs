@@ -530,9 +530,19 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
     if ntk_files::lock::DirLock::holder(dir).is_some() {
         return Ok(());
     }
-    let Some(loaded) = crate::checkpoint::find(dir)? else {
-        return Ok(());
-    };
+    match crate::checkpoint::find(dir)? {
+        Some(loaded) => check_kept(dir, metrics, &loaded),
+        None => Ok(()),
+    }
+}
+
+/// The run's tables in `dir` (its `metrics` read) held to the verified checkpoint `loaded`:
+/// each begins with the checkpoint's copy of it.
+fn check_kept(
+    dir: &Path,
+    metrics: &[EpochMetrics],
+    loaded: &crate::checkpoint::Loaded,
+) -> crate::Result<()> {
     prefix_kept(
         dir,
         &loaded.dir,
@@ -564,13 +574,14 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
     prefix_kept(dir, &loaded.dir, "ntk.csv", "row(s)", &ntk, kept)
 }
 
-/// [`check_interrupted`] of the interrupted run in `dir`, its `metrics.csv` read: what a
-/// resume's plan holds the run's tables to, as collect does (hundred-and-fifty-fourth
-/// hostile round, N4: `--resume` replaced a user's edited metrics.csv or replaced ntk.csv
-/// without a word, where collect refused them).
-pub(crate) fn check_as_kept(dir: &Path) -> crate::Result<()> {
+/// [`check_interrupted`] of the interrupted run in `dir` against its checkpoint `loaded`,
+/// verified by the caller, its `metrics.csv` read: what a resume's plan holds the run's
+/// tables to, as collect does (hundred-and-fifty-fourth hostile round, N4: `--resume`
+/// replaced a user's edited metrics.csv or replaced ntk.csv without a word, where collect
+/// refused them).
+pub(crate) fn check_as_kept(dir: &Path, loaded: &crate::checkpoint::Loaded) -> crate::Result<()> {
     let metrics: Vec<EpochMetrics> = read_csv(&dir.join("metrics.csv"))?;
-    check_interrupted(dir, &metrics)
+    check_kept(dir, &metrics, loaded)
 }
 
 /// Refuses the run's table `name` in `dir` unless its first rows are the checkpoint's copy
