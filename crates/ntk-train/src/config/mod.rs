@@ -344,11 +344,13 @@ pub fn own_keys_agree(entries: &[RecordedRun<'_>]) -> ntk_runs::Result<()> {
 /// round, D2: runs of `model.seed` 1 with `train.seed` 3 and 4 were merged without a word,
 /// and sweep.csv has no column that tells them apart). `None` where they are one sweep's.
 pub fn seeds_mixed(entries: &[RecordedRun<'_>]) -> Option<String> {
-    let seeds: Vec<(
-        &std::path::PathBuf,
-        Option<&serde_json::Value>,
-        Option<&serde_json::Value>,
-    )> = entries
+    // A run's path, its model's seed and its `train.seed`, as recorded.
+    type Seeds<'a> = (
+        &'a std::path::PathBuf,
+        Option<&'a serde_json::Value>,
+        Option<&'a serde_json::Value>,
+    );
+    let seeds: Vec<Seeds<'_>> = entries
         .iter()
         .filter_map(|(path, p)| {
             let config = &(*p)?.config;
@@ -358,9 +360,7 @@ pub fn seeds_mixed(entries: &[RecordedRun<'_>]) -> Option<String> {
             Some((path, model, config.get("train.seed")))
         })
         .collect();
-    let tied = |(_, model, data): &(_, Option<&serde_json::Value>, Option<&serde_json::Value>)| {
-        model.is_none() || model == data
-    };
+    let tied = |(_, model, data): &Seeds<'_>| model.is_none() || model == data;
     // Without the axis both seeds are the config's: one pair for all (hundred-and-fifty-
     // sixth hostile round, D1: model seeds 1 and 2 under one train.seed were merged unsaid).
     let one_pair = seeds

@@ -115,6 +115,13 @@ fn collect(out: &Path) -> Output {
     run(&["collect".into(), out.as_os_str().to_os_string()])
 }
 
+/// `ntk-train sweep` with [`args`].
+fn sweep_args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(cfg, out, extra));
+    v
+}
+
 /// The run directories of the sweep in `out`, by name.
 fn sweep_runs(out: &Path) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
@@ -3011,8 +3018,7 @@ fn twelfth_review() {
     let d = dir.path();
     let cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
     let sweep = d.join("sw");
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&cfg, &sweep, &[]));
+    let v = sweep_args(&cfg, &sweep, &[]);
     assert_ok("sweep", &run(&v));
     std::fs::write(sweep.join("runs/README"), "notes\n").unwrap();
     let o = run(&["collect".into(), sweep.clone().into()]);
@@ -3104,8 +3110,7 @@ fn twelfth_review() {
         } else {
             &["--set", "sweep.families=[]", "--set", set, "--dry-run"]
         };
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(&cfg, &d.join("twice"), extra));
+        let v = sweep_args(&cfg, &d.join("twice"), extra);
         let o = run(&v);
         assert_clean_error(set, &o, &[want]);
         assert!(!d.join("twice").exists());
@@ -3137,8 +3142,7 @@ fn fourteenth_review() {
     // the dry run too, and the sweep's files stay.
     let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
     let sweep = d.join("sw");
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&sweep_cfg, &sweep, &[]));
+    let v = sweep_args(&sweep_cfg, &sweep, &[]);
     assert_ok("sweep", &run(&v));
     let table = std::fs::read_to_string(sweep.join("sweep.csv")).unwrap();
     let single = write(d, "one.toml", TINY);
@@ -3179,8 +3183,7 @@ fn fourteenth_review() {
             resnet("batch_norm")
         ),
     );
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&mixed, &d.join("x11m"), &["--dry-run"]));
+    let v = sweep_args(&mixed, &d.join("x11m"), &["--dry-run"]);
     assert_ok("a sweep with Fixup", &run(&v));
 
     // D12: BatchNorm MLPs with batches of one sample.
@@ -3350,8 +3353,7 @@ fn fourteenth_review() {
     std::fs::write(empty.join("train_loss.png"), &png).unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
         let sweep_into = |out: &Path| {
-            let mut v: Vec<OsString> = vec!["sweep".into()];
-            v.extend(args(&sweep_cfg, out, extra));
+            let v = sweep_args(&sweep_cfg, out, extra);
             run(&v)
         };
         // Without the run the claim proves nothing; with it, the user's figure is still no
@@ -3388,8 +3390,7 @@ fn fourteenth_review() {
     // recorded tables and figures: the sweep goes on, dry run too, and collects again.
     std::fs::remove_file(sweep.join("sweep.csv")).unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(&sweep_cfg, &sweep, extra));
+        let v = sweep_args(&sweep_cfg, &sweep, extra);
         assert_ok("a sweep whose table was removed", &run(&v));
     }
     assert!(sweep.join("sweep.csv").is_file());
@@ -3616,8 +3617,7 @@ fn sixteenth_review() {
     // In a sweep: the point is listed as failing, and the dry run ends with that error.
     let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
     let sweep = d.join("sw");
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&sweep_cfg, &sweep, &[]));
+    let v = sweep_args(&sweep_cfg, &sweep, &[]);
     assert_ok("sweep", &run(&v));
     let point = std::fs::read_dir(sweep.join("runs"))
         .unwrap()
@@ -3627,8 +3627,7 @@ fn sixteenth_review() {
         .path();
     std::fs::remove_file(point.join("summary.json")).unwrap();
     let _point_holder = ntk_files::lock::DirLock::acquire(&point).unwrap();
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&sweep_cfg, &sweep, &["--resume", "--dry-run"]));
+    let v = sweep_args(&sweep_cfg, &sweep, &["--resume", "--dry-run"]);
     let o = run(&v);
     assert_clean_error("a sweep's dry run beside a live point", &o, &["busy"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains(" fails "));
@@ -3712,8 +3711,7 @@ fn nineteenth_review() {
     assert!(epoch.is_dir());
     let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
     let sw = d.join("sw");
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&sweep_cfg, &sw, &[]));
+    let v = sweep_args(&sweep_cfg, &sw, &[]);
     assert_ok("sweep", &run(&v));
     let point = std::fs::read_dir(sw.join("runs"))
         .unwrap()
@@ -3762,8 +3760,7 @@ fn nineteenth_review() {
             &["--set", "optim.lr=0.2", "--dry-run"],
         )),
     );
-    let mut v: Vec<OsString> = vec!["sweep".into()];
-    v.extend(args(&sweep_cfg, &st.join("runs/c"), &["--dry-run"]));
+    let v = sweep_args(&sweep_cfg, &st.join("runs/c"), &["--dry-run"]);
     assert_clean_error(
         "a sweep in runs/",
         &run(&v),
@@ -4634,8 +4631,7 @@ fn every_message_names_a_config_made_by_overrides() {
         &["sweep.toml (with overrides): train.epochs = 0"],
     );
 
-    let mut a = vec!["sweep".into()];
-    a.extend(args(
+    let a = sweep_args(
         &good,
         &d.join("ax"),
         &[
@@ -4645,7 +4641,7 @@ fn every_message_names_a_config_made_by_overrides() {
             "optim.lr=0.3",
             "--dry-run",
         ],
-    ));
+    );
     assert_clean_error(
         "an axis made by --set",
         &run(&a),
@@ -4655,8 +4651,7 @@ fn every_message_names_a_config_made_by_overrides() {
             "sweep.lrs",
         ],
     );
-    let mut a = vec!["sweep".into()];
-    a.extend(args(&sweep, &out, &["--set", "optim.lr=0.3", "--dry-run"]));
+    let a = sweep_args(&sweep, &out, &["--set", "optim.lr=0.3", "--dry-run"]);
     assert_clean_error(
         "the file's axis",
         &run(&a),
@@ -4988,8 +4983,7 @@ fn sixty_fifth_review() {
         )
     };
     let sweep = |cfg: &Path, out: &Path, extra: &[&str]| {
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(cfg, out, extra));
+        let v = sweep_args(cfg, out, extra);
         run(&v)
     };
     // D1: the key at the Fixup point only.
@@ -5298,8 +5292,7 @@ fn seventy_third_review() {
     std::fs::create_dir(&lone).unwrap();
     std::fs::write(lone.join("sweep.csv"), "mine").unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(&sweep_cfg, &lone, extra));
+        let v = sweep_args(&sweep_cfg, &lone, extra);
         assert_clean_error("a lone sweep.csv", &run(&v), &["sweep.csv", "runs/"]);
     }
     assert_eq!(names(&lone), ["sweep.csv"]);
@@ -6037,8 +6030,7 @@ fn eighty_fifth_review_a_run_that_cannot_be_replaced_fails_alone() {
     let cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
     let sweep = d.join("sw");
     let sweep_cmd = |cfg: &std::path::Path, extra: &[&str]| {
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(cfg, &sweep, extra));
+        let v = sweep_args(cfg, &sweep, extra);
         run(&v)
     };
     assert_ok("the sweep", &sweep_cmd(&cfg, &[]));
@@ -8672,9 +8664,7 @@ fn hundred_and_fifty_second_review_b() {
         ),
     );
     let out = d.join("sweep");
-    let mut sweep_args: Vec<OsString> = vec!["sweep".into()];
-    sweep_args.extend(args(&sweep, &out, &[]));
-    assert_ok("the sweep", &self::run(&sweep_args));
+    assert_ok("the sweep", &self::run(&sweep_args(&sweep, &out, &[])));
     let table = |dir: &Path| std::fs::read_to_string(dir.join("convergence.csv")).unwrap();
     let text = table(&out);
     assert_eq!(text.lines().count(), 3, "{text}");
@@ -8748,12 +8738,10 @@ fn the_beyond_line_is_said_only_of_a_sweep_not_refused() {
         &format!("{TINY}{SWEEP}").replace("epochs = 2", "epochs = 3"),
     );
     let other = d.join("other");
-    let mut a: Vec<OsString> = vec!["sweep".into()];
-    a.extend(args(&longer, &other, &[]));
+    let a = sweep_args(&longer, &other, &[]);
     assert_ok("the longer sweep", &self::run(&a));
     crate::committed::copy_dir(&sweep_runs(&other)[0], &out.join("runs").join("mine"));
-    let mut dry: Vec<OsString> = vec!["sweep".into()];
-    dry.extend(args(&sweep, &out, &["--dry-run"]));
+    let dry = sweep_args(&sweep, &out, &["--dry-run"]);
     let o = self::run(&dry);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&o.stdout),
@@ -8777,14 +8765,9 @@ fn the_beyond_line_is_said_only_of_a_sweep_not_refused() {
         &format!("{TINY}{SWEEP}").replace("depths = [1, 2]", "depths = [1, 2, 3]"),
     );
     let wider = d.join("wider");
-    let mut a: Vec<OsString> = vec!["sweep".into()];
-    a.extend(args(&third, &wider, &[]));
+    let a = sweep_args(&third, &wider, &[]);
     assert_ok("the deeper sweep", &self::run(&a));
-    let o = self::run(&{
-        let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(&sweep, &wider, &["--dry-run"]));
-        v
-    });
+    let o = self::run(&sweep_args(&sweep, &wider, &["--dry-run"]));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
     assert!(
@@ -8991,8 +8974,7 @@ fn hundred_and_fifty_fifth_review() {
     ] {
         std::fs::remove_file(out.join(name)).unwrap();
     }
-    let mut resume: Vec<OsString> = vec!["sweep".into()];
-    resume.extend(args(&sweep, &out, &["--resume", "--dry-run"]));
+    let mut resume = sweep_args(&sweep, &out, &["--resume", "--dry-run"]);
     assert_ok("the dry run", &self::run(&resume));
     resume.pop();
     assert_ok("the resume", &self::run(&resume));
@@ -9004,8 +8986,7 @@ fn hundred_and_fifty_fifth_review() {
     let sweeps = |name: &str, text: &str| {
         let cfg = write(d, &format!("{name}.toml"), text);
         let out = d.join(name);
-        let mut a: Vec<OsString> = vec!["sweep".into()];
-        a.extend(args(&cfg, &out, &[]));
+        let a = sweep_args(&cfg, &out, &[]);
         assert_ok(name, &self::run(&a));
         out
     };
