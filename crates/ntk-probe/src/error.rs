@@ -241,7 +241,7 @@ pub enum Error {
     /// A point's file that is not as its summary records it (`ntk_runs::manifest::verify`'s
     /// words, which name the file), read by `collect` ([`crate::sweep::read_summaries_at`]).
     #[error("{0}, and its results are not reported")]
-    SetNotAsWritten(String),
+    SetNotAsWritten(ntk_runs::manifest::Mismatch),
     /// A point's summary in the directory of another point: renamed, or copied in
     /// (`crate::sweep::named`); the message names the levels that differ and the remedy.
     #[error("{0}")]

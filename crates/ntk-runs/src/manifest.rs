@@ -98,23 +98,24 @@ pub fn record(dir: &Path, names: &[&str]) -> std::io::Result<Files> {
 /// round, D1: weights copied into a set made without them were kept, as was an `ntk.npy`
 /// whose entry was taken out of the record). A record is never empty (a set has at least
 /// its eigenvalues) and names only those `names`. The error names the file and what
-/// differs, and `summary` (the file that recorded them).
-pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Result<(), String> {
+/// differs, and `summary` (the file that recorded them), and says whether the record itself
+/// is the fault ([`Fault`]).
+pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Result<(), Mismatch> {
     if files.is_empty() {
-        return Err(format!(
+        return Err(Mismatch::record(format!(
             "{}: records no files (`files` is empty), which no run writes: the set is not as \
              its run wrote it",
             summary.display()
-        ));
+        )));
     }
     for (name, recorded) in files {
         // A recorded name is one of the set's, never a path out of it.
         if !names.contains(&name.as_str()) {
-            return Err(format!(
+            return Err(Mismatch::record(format!(
                 "{}: records the file {name:?}, which is not a file name of its set ({})",
                 summary.display(),
                 names.join(", ")
-            ));
+            )));
         }
         let path = dir.join(name);
         let differs = |what: String| {
@@ -131,14 +132,18 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
         let meta = match std::fs::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(differs(format!("missing, {written}")));
+                return Err(Mismatch::file(differs(format!("missing, {written}"))));
             }
-            Err(e) => return Err(unchecked(&path, e, summary, &written, &differs)),
+            Err(e) => {
+                return Err(Mismatch::file(unchecked(
+                    &path, e, summary, &written, &differs,
+                )));
+            }
         };
         if !meta.is_file() {
-            return Err(differs(format!(
+            return Err(Mismatch::file(differs(format!(
                 "not a regular file (a FIFO, a directory, a link or a device), {written}"
-            )));
+            ))));
         }
         // A file of another content: it changed, or the record is another run's (a sealed
         // summary copied in from a run of the same config differs from this one's only in
@@ -148,25 +153,68 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
             summary.display()
         );
         if meta.len() != recorded.bytes {
-            return Err(differs(format!(
+            return Err(Mismatch::file(differs(format!(
                 "holds {} bytes, {written} ({either})",
                 meta.len()
-            )));
+            ))));
         }
         match sha256_file(&path, recorded.bytes) {
             Ok(sha) if sha == recorded.sha256 => {}
             Ok(_) => {
-                return Err(differs(format!(
+                return Err(Mismatch::file(differs(format!(
                     "its SHA-256 differs from the one {} recorded ({either})",
                     summary.display()
+                ))));
+            }
+            Err(e) => {
+                return Err(Mismatch::file(unchecked(
+                    &path, e, summary, &written, &differs,
                 )));
             }
-            Err(e) => return Err(unchecked(&path, e, summary, &written, &differs)),
         }
     }
     match unrecorded(dir, files, names, summary) {
-        Some(why) => Err(format!("{why}: the set is not as its run wrote it")),
+        Some(why) => Err(Mismatch::file(format!(
+            "{why}: the set is not as its run wrote it"
+        ))),
         None => Ok(()),
+    }
+}
+
+/// Where [`verify`] found a set unlike its record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The record itself: it records no files, or a name that is not one of its set's.
+    Record,
+    /// A file: one it records is missing, replaced, resized, changed or unreadable, or one
+    /// of the set's names that it leaves out is there.
+    File,
+}
+
+/// [`verify`]'s finding: what is unlike the record, said for the user (the file or the
+/// summary named), and where the fault lies.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Mismatch {
+    /// The record itself or one of the files.
+    pub fault: Fault,
+    /// What differs, naming the file (or the summary, for the record's own faults).
+    pub message: String,
+}
+
+impl Mismatch {
+    fn record(message: String) -> Self {
+        Self {
+            fault: Fault::Record,
+            message,
+        }
+    }
+
+    fn file(message: String) -> Self {
+        Self {
+            fault: Fault::File,
+            message,
+        }
     }
 }
 
@@ -182,12 +230,6 @@ pub fn same_summary(a: &Path, b: &Path) -> bool {
             .flatten()
     };
     summary(a).is_some_and(|ours| summary(b).is_some_and(|theirs| ours == theirs))
-}
-
-/// Whether `error`, one of [`verify`]'s, is about the record at `summary` itself (it records
-/// no files, or a name not of its set), not about a file it records.
-pub fn names_the_record(error: &str, summary: &Path) -> bool {
-    error.starts_with(&format!("{}: records ", summary.display()))
 }
 
 /// The first of the set's `names` in `dir` that `files` (the record of `summary`) leaves
@@ -257,12 +299,15 @@ mod tests {
         let summary = d.join("summary.json");
         let names = ["a.npy", "b.csv", "absent.npy", "extra.npy"];
         assert_eq!(verify(d, &files, &names, &summary), Ok(()));
-        let fails = |files: &Files, words: &[&str]| {
+        let fails_at = |files: &Files, fault: Fault, words: &[&str]| {
             let e = verify(d, files, &names, &summary).unwrap_err();
+            assert_eq!(e.fault, fault, "{e}");
+            assert_eq!(e.to_string(), e.message);
             for w in words {
-                assert!(e.contains(w), "{w:?} not in {e}");
+                assert!(e.message.contains(w), "{w:?} not in {e}");
             }
         };
+        let fails = |files: &Files, words: &[&str]| fails_at(files, Fault::File, words);
         std::fs::write(d.join("a.npy"), b"0123456780").unwrap();
         fails(
             &files,
@@ -286,11 +331,19 @@ mod tests {
         fails(&files, &["not a regular file"]);
         let mut outside = Files::new();
         outside.insert("../x".into(), files["b.csv"].clone());
-        fails(&outside, &["\"../x\"", "not a file name of its set"]);
+        fails_at(
+            &outside,
+            Fault::Record,
+            &["\"../x\"", "not a file name of its set"],
+        );
         let mut own = Files::new();
         own.insert("summary.json".into(), files["b.csv"].clone());
-        fails(&own, &["\"summary.json\"", "not a file name of its set"]);
-        fails(&Files::new(), &["records no files"]);
+        fails_at(
+            &own,
+            Fault::Record,
+            &["\"summary.json\"", "not a file name of its set"],
+        );
+        fails_at(&Files::new(), Fault::Record, &["records no files"]);
         // A file of the set's that the record leaves out.
         std::fs::remove_file(d.join("a.npy")).unwrap();
         std::fs::write(d.join("a.npy"), b"0123456789").unwrap();

@@ -136,7 +136,9 @@ pub fn check_recorded_tables(dir: &Path, s: &TrainSummary, path: &Path) -> Resul
                 None => Ok(()),
             }
         }
-        Some(files) => ntk_runs::manifest::verify(dir, files, &RECORDED_FILES, path),
+        Some(files) => {
+            ntk_runs::manifest::verify(dir, files, &RECORDED_FILES, path).map_err(|e| e.message)
+        }
     }
 }
 
@@ -144,7 +146,9 @@ pub fn check_recorded_tables(dir: &Path, s: &TrainSummary, path: &Path) -> Resul
 /// ([`TrainSummary::metrics_file`]); a summary without one passes.
 pub fn check_metrics_file(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
     match &s.metrics_file {
-        Some(files) => ntk_runs::manifest::verify(dir, files, &[METRICS_FILE], path),
+        Some(files) => {
+            ntk_runs::manifest::verify(dir, files, &[METRICS_FILE], path).map_err(|e| e.message)
+        }
         None => Ok(()),
     }
 }

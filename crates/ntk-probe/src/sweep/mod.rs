@@ -1187,7 +1187,7 @@ fn read_checked_summary(path: &Path, root: &Path) -> crate::Result<Option<Summar
             // plans name it (hundred-and-fiftieth hostile round, second review, D1: the
             // intact eigenvalues.npy was blamed), unless the record itself is the fault.
             if !ntk_runs::provenance::SelfChecksum::sealed(&s)
-                && !ntk_runs::manifest::names_the_record(&e, path)
+                && e.fault != ntk_runs::manifest::Fault::Record
             {
                 return Err(Error::SummaryEdited {
                     path: path.to_path_buf(),

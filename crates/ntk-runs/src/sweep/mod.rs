@@ -372,8 +372,8 @@ pub fn state<R: Recorded>(
                     Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path)
                         .err()
                         .map(|e| match r.not_its_own(path) {
-                            Some(why) if !crate::manifest::names_the_record(&e, path) => why,
-                            _ => e,
+                            Some(why) if e.fault != crate::manifest::Fault::Record => why,
+                            _ => e.message,
                         }),
                     None => None,
                 }
